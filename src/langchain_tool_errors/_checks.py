@@ -1,0 +1,275 @@
+"""Runtime checks that mirror the static guarantees, for callers who skip the type checker.
+
+Each check is one function named for the guarantee it enforces. A failing check raises an
+error that says what was given, what was expected and how to fix it. Checks made while a
+tool's exception is being handled raise `from` that exception, so it is never lost.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import reprlib
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from typing_extensions import TypeIs
+
+_short = reprlib.Repr()
+_short.maxstring = 60
+_short.maxother = 60
+_short.maxlist = 4
+_short.maxdict = 4
+_short.maxlevel = 2
+
+
+def _describe(value: object) -> str:
+    """`value` as an error message shows it: a short repr and its type."""
+    return f"{_short.repr(value)} ({type(value).__name__})"
+
+
+class MissingHandlerError(TypeError, ValueError):
+    """No handler was given. A `TypeError` like the static error, a `ValueError` like langchain's."""
+
+
+def require_a_handler(on_error: object, aon_error: object) -> None:
+    """At least one of `on_error` and `aon_error` is given."""
+    if on_error is None and aon_error is None:
+        msg = (
+            "ToolErrorMiddleware() was given no handler: pass a sync `on_error` "
+            "(ToolErrorMiddleware(on_error)), an async `aon_error=`, or both."
+        )
+        raise MissingHandlerError(msg)
+
+
+def require_callable(argument: str, handler: object) -> None:
+    """A handler, where given, can be called."""
+    if handler is not None and not callable(handler):
+        msg = (
+            f"`{argument}` must be callable as {argument}(exc, request), "
+            f"but got {_describe(handler)}. Pass a function or other callable."
+        )
+        raise TypeError(msg)
+
+
+def _is_partial(value: object) -> TypeIs[functools.partial[object]]:
+    return isinstance(value, functools.partial)
+
+
+def is_async_callable(handler: object) -> bool:
+    """Whether calling `handler` gives a coroutine or an async generator by its definition.
+
+    Sees through `functools.partial` and looks at the `__call__` of callable objects.
+    """
+    while _is_partial(handler):
+        handler = handler.func
+    if inspect.iscoroutinefunction(handler) or inspect.isasyncgenfunction(handler):
+        return True
+    if inspect.isroutine(handler) or inspect.isclass(handler):
+        return False
+    call = getattr(type(handler), "__call__", None)
+    return inspect.iscoroutinefunction(call) or inspect.isasyncgenfunction(call)
+
+
+def reject_async_on_error(on_error: object) -> None:
+    """The sync `on_error` is not an async function (its result would never be awaited)."""
+    if on_error is not None and is_async_callable(on_error):
+        msg = (
+            f"`on_error` must be a sync function, but got the async callable "
+            f"{_short.repr(on_error)}; its coroutine would never be awaited. "
+            "Pass it as `aon_error=` instead (ToolErrorMiddleware(aon_error=...))."
+        )
+        raise TypeError(msg)
+
+
+def _is_type(value: object) -> TypeIs[type[object]]:
+    return isinstance(value, type)
+
+
+def _is_tuple(value: object) -> TypeIs[tuple[object, ...]]:
+    return isinstance(value, tuple)
+
+
+def require_exception_types(exceptions: object) -> tuple[type[Exception], ...]:
+    """`exceptions` is an `Exception` subclass, or a non-empty tuple of them.
+
+    LangGraph's control-flow signals are refused: they always propagate, so naming them
+    would select nothing.
+
+    Returns:
+        The exception types as a tuple, ready for an `except` clause.
+    """
+    items: tuple[object, ...] = exceptions if _is_tuple(exceptions) else (exceptions,)
+    if not items:
+        msg = (
+            "`exceptions=()` selects no exception, so no failure would ever be handled. "
+            "Pass an exception type, a tuple of them, or leave the default (Exception)."
+        )
+        raise ValueError(msg)
+    selected: list[type[Exception]] = []
+    for item in items:
+        if not (_is_type(item) and issubclass(item, Exception)):
+            msg = (
+                "`exceptions` must be an Exception subclass or a tuple of them, "
+                f"but got {_describe(exceptions)}. For example: exceptions=ValueError "
+                "or exceptions=(ValueError, KeyError)."
+            )
+            raise TypeError(msg)
+        if issubclass(item, GraphBubbleUp):
+            msg = (
+                f"`exceptions` names {item.__name__}, a LangGraph control-flow signal; "
+                "those always propagate and never reach a handler. Remove it."
+            )
+            raise ValueError(msg)
+        selected.append(item)
+    return tuple(selected)
+
+
+def _is_sequence(value: object) -> TypeIs[Sequence[object]]:
+    return isinstance(value, Sequence)
+
+
+def require_tool_selection(tools: object) -> frozenset[str] | None:
+    """`tools` is `None`, or a non-empty list or tuple of tool names and `BaseTool`s.
+
+    Returns:
+        The selected tool names, or `None` when every tool is selected.
+    """
+    if tools is None:
+        return None
+    if isinstance(tools, (str, bytes)) or not _is_sequence(tools):
+        msg = (
+            f"`tools` must be a list of tool names or BaseTool instances, but got "
+            f"{_describe(tools)}. Wrap a single tool in a list: tools=[{_short.repr(tools)}]."
+        )
+        raise TypeError(msg)
+    if not tools:
+        msg = (
+            "`tools=[]` selects no tool, so no failure would ever be handled. "
+            "Name the tools to handle, or pass tools=None to handle every tool."
+        )
+        raise ValueError(msg)
+    names: set[str] = set()
+    for index, tool in enumerate(tools):
+        if isinstance(tool, str):
+            names.add(tool)
+        elif isinstance(tool, BaseTool):
+            names.add(tool.name)
+        else:
+            msg = (
+                f"`tools[{index}]` must be a tool name (str) or a BaseTool, but got "
+                f"{_describe(tool)}. Pass the tool itself or its name."
+            )
+            raise TypeError(msg)
+    return frozenset(names)
+
+
+def require_name(name: object) -> str:
+    """`name`, where given, is a non-empty `str`.
+
+    Returns:
+        The middleware's name: `name`, or the class name when it is `None`.
+    """
+    if name is None:
+        return "ToolErrorMiddleware"
+    if not isinstance(name, str) or not name:
+        msg = (
+            f"`name` must be a non-empty str, but got {_describe(name)}. Give each "
+            'ToolErrorMiddleware in one agent its own name, e.g. name="search_errors".'
+        )
+        raise TypeError(msg)
+    return name
+
+
+def require_awaitable(result: object, exc: Exception) -> Awaitable[object]:
+    """What `aon_error` returned can be awaited."""
+    if not inspect.isawaitable(result):
+        msg = (
+            f"`aon_error` must return an awaitable (be an async function), but it returned "
+            f"{_describe(result)}. Define it with `async def`, or pass a sync handler as "
+            "`on_error` instead."
+        )
+        raise TypeError(msg) from exc
+    return result
+
+
+def reject_awaitable(argument: str, result: object, exc: Exception) -> None:
+    """A handler's content is not an awaitable (nothing would await it).
+
+    A coroutine is closed first, so Python reports no "never awaited" warning for it.
+    """
+    if inspect.isawaitable(result):
+        if inspect.iscoroutine(result):
+            result.close()
+        msg = (
+            f"`{argument}` returned an awaitable ({type(result).__name__}) where content was "
+            "expected; nothing awaits it. Pass an async handler as `aon_error=` and, for "
+            "the sync path, a sync `on_error`."
+        )
+        raise TypeError(msg) from exc
+
+
+def _is_mapping(value: object) -> TypeIs[Mapping[object, object]]:
+    return isinstance(value, Mapping)
+
+
+def _is_content_block(value: object) -> TypeIs[Mapping[str, object]]:
+    return _is_mapping(value) and isinstance(value.get("type"), str)
+
+
+def _is_list_or_tuple(value: object) -> TypeIs[list[object] | tuple[object, ...]]:
+    return isinstance(value, (list, tuple))
+
+
+def require_content(
+    argument: str, content: object, exc: Exception
+) -> str | list[str | dict[Any, Any]]:
+    """A handler's content is a `str` or a list or tuple of content blocks.
+
+    A content block is a mapping with a string `"type"`.
+
+    Returns:
+        The content as `ToolMessage` takes it: the `str`, or the blocks in a list.
+    """
+    if isinstance(content, str):
+        return content
+    if _is_list_or_tuple(content):
+        blocks: list[str | dict[Any, Any]] = []
+        for index, block in enumerate(content):
+            if not _is_content_block(block):
+                msg = (
+                    f"`{argument}` returned a list whose item {index} is {_describe(block)}; "
+                    'every item must be a content block, a dict with a str "type" such as '
+                    '{"type": "text", "text": "..."}. Nothing was sent to the model.'
+                )
+                raise TypeError(msg) from exc
+            blocks.append(block if isinstance(block, dict) else dict(block))
+        return blocks
+    reject_awaitable(argument, content, exc)
+    msg = (
+        f"`{argument}` must return a str, a list of content blocks, or None (to re-raise), "
+        f"but it returned {_describe(content)}. Nothing was sent to the model; return "
+        "str(...) or a list such as [{\"type\": \"text\", \"text\": \"...\"}]."
+    )
+    raise TypeError(msg) from exc
+
+
+def _get(mapping: Mapping[str, object], key: str) -> object:
+    """`mapping.get(key)`, typed `object` whatever `mapping`'s TypedDict says about `key`."""
+    return mapping.get(key)
+
+
+def require_tool_call_id(request: ToolCallRequest, tool_name: str, exc: Exception) -> str:
+    """The failed tool call has an id, which the error `ToolMessage` must answer."""
+    call_id = _get(request.tool_call, "id")
+    if not isinstance(call_id, str) or not call_id:
+        msg = (
+            f"The call to tool `{tool_name}` has no id (got {_describe(call_id)}), so its "
+            "failure cannot be answered with a ToolMessage. The tool's exception is chained "
+            "below; make sure the model's tool calls carry ids."
+        )
+        raise ValueError(msg) from exc
+    return call_id

@@ -1,0 +1,308 @@
+"""`ToolErrorMiddleware`: tool failures handed back to the model as error `ToolMessage`s."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Generic, overload
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command, TracePolicy, omit_payload
+from typing_extensions import TypeAlias, TypeVar, override
+
+from langchain_tool_errors._checks import (
+    reject_async_on_error,
+    require_a_handler,
+    require_awaitable,
+    require_callable,
+    require_content,
+    require_exception_types,
+    require_name,
+    require_tool_call_id,
+    require_tool_selection,
+)
+from langchain_tool_errors._types import (
+    AOnError,
+    AsyncOnly,
+    HandlerMode,
+    OnError,
+    SyncCapable,
+    ToolErrorContent,
+)
+
+_ContentT_co = TypeVar(
+    "_ContentT_co", bound=ToolErrorContent, default=ToolErrorContent, covariant=True
+)
+_ExcT_co = TypeVar("_ExcT_co", bound=Exception, default=Exception, covariant=True)
+_ModeT_co = TypeVar("_ModeT_co", bound=HandlerMode, default=HandlerMode, covariant=True)
+
+_C = TypeVar("_C", bound=ToolErrorContent)
+_C2 = TypeVar("_C2", bound=ToolErrorContent)
+_E = TypeVar("_E", bound=Exception)
+
+ToolSelection: TypeAlias = (
+    "list[str | BaseTool] | list[str] | tuple[str | BaseTool, ...] | Sequence[BaseTool]"
+)
+"""The tools a middleware handles: names or `BaseTool`s, in a list or tuple (never a bare str)."""
+
+_StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]
+# A stored handler takes `Any` for the exception: the `except` clause only lets through
+# instances of `exceptions`, which the overloads tie to the handler's exception type, but
+# no checker can relate a runtime tuple of types to that type parameter. Its result is
+# `object` because it is checked at run time before anything reaches the model.
+
+_ASYNC_ONLY = (
+    "{name} has only an async handler (`aon_error`), and the agent is running on the sync "
+    "path (invoke/stream). Run the agent with `ainvoke`/`astream`, or also pass a sync "
+    "`on_error`."
+)
+
+
+def _tool_name(request: ToolCallRequest) -> str:
+    tool = request.tool
+    return tool.name if tool is not None else request.tool_call["name"]
+
+
+class ToolErrorMiddleware(
+    # A tool-error middleware fits every agent state, context and structured response;
+    # `AgentMiddleware`'s parameters are invariant, so only `Any` fits them all (with a
+    # concrete context, `create_agent(..., context_schema=...)` would stop type-checking).
+    AgentMiddleware[AgentState[Any], Any, Any],
+    Generic[_ContentT_co, _ExcT_co, _ModeT_co],
+):
+    """Turn exceptions raised by tools into error `ToolMessage`s the model can read.
+
+    The handler gets the exception and the `ToolCallRequest`. It returns the content for a
+    `ToolMessage(status="error")` (a `str` or a list of content blocks), or `None` to let
+    the exception propagate unchanged. LangGraph control flow (`interrupt()`, parent
+    commands) always propagates and never reaches a handler. Successful results pass
+    through untouched.
+
+    Type parameters: the content the handlers return, the exception type they accept, and
+    the mode, `SyncCapable` (has `on_error`) or `AsyncOnly` (only `aon_error`). They are
+    inferred from the constructor call; a bare `ToolErrorMiddleware` annotation accepts
+    every instance.
+
+    Example:
+        ```python
+        from langchain.agents import create_agent
+        from langchain_tool_errors import ToolErrorMiddleware
+
+        def on_error(exc: Exception, request: ToolCallRequest) -> str:
+            return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
+
+        agent = create_agent(model, tools=[search], middleware=[ToolErrorMiddleware(on_error)])
+        ```
+    """
+
+    trace_policy: TracePolicy | None = TracePolicy(process_inputs=omit_payload)
+    """Hook spans record no request payload (the tool call's arguments and the state)."""
+
+    # A sync handler; no exception filter.
+    @overload
+    def __init__(
+        self: ToolErrorMiddleware[_C, Exception, SyncCapable],
+        on_error: OnError[_C, Exception],
+        *,
+        aon_error: None = None,
+        tools: ToolSelection | None = None,
+        name: str | None = None,
+    ) -> None: ...
+    # A sync handler and an async one for the async path; no exception filter.
+    @overload
+    def __init__(
+        self: ToolErrorMiddleware[_C | _C2, Exception, SyncCapable],
+        on_error: OnError[_C, Exception],
+        *,
+        aon_error: AOnError[_C2, Exception],
+        tools: ToolSelection | None = None,
+        name: str | None = None,
+    ) -> None: ...
+    # An async handler only (the sync path is a type error); no exception filter.
+    @overload
+    def __init__(
+        self: ToolErrorMiddleware[_C, Exception, AsyncOnly],
+        on_error: None = None,
+        *,
+        aon_error: AOnError[_C, Exception],
+        tools: ToolSelection | None = None,
+        name: str | None = None,
+    ) -> None: ...
+    # A sync handler for the exception types in `exceptions=`.
+    @overload
+    def __init__(
+        self: ToolErrorMiddleware[_C, _E, SyncCapable],
+        on_error: OnError[_C, _E],
+        *,
+        aon_error: None = None,
+        exceptions: type[_E] | tuple[type[_E], ...],
+        tools: ToolSelection | None = None,
+        name: str | None = None,
+    ) -> None: ...
+    # A sync and an async handler for the exception types in `exceptions=`.
+    @overload
+    def __init__(
+        self: ToolErrorMiddleware[_C | _C2, _E, SyncCapable],
+        on_error: OnError[_C, _E],
+        *,
+        aon_error: AOnError[_C2, _E],
+        exceptions: type[_E] | tuple[type[_E], ...],
+        tools: ToolSelection | None = None,
+        name: str | None = None,
+    ) -> None: ...
+    # An async handler only, for the exception types in `exceptions=`.
+    @overload
+    def __init__(
+        self: ToolErrorMiddleware[_C, _E, AsyncOnly],
+        on_error: None = None,
+        *,
+        aon_error: AOnError[_C, _E],
+        exceptions: type[_E] | tuple[type[_E], ...],
+        tools: ToolSelection | None = None,
+        name: str | None = None,
+    ) -> None: ...
+    def __init__(
+        self,
+        on_error: _StoredHandler | None = None,
+        *,
+        aon_error: _StoredHandler | None = None,
+        exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
+        tools: ToolSelection | None = None,
+        name: str | None = None,
+    ) -> None:
+        """Configure which tool failures to hand back to the model, and how.
+
+        Args:
+            on_error: Sync handler, called as `on_error(exc, request)` on the sync path and,
+                unless `aon_error` is given, on the async path. Returns the content of the
+                error `ToolMessage`, or `None` to re-raise `exc`. Positional or keyword.
+            aon_error: Async handler for the async path (`ainvoke`, `astream`). Given alone,
+                the middleware is `AsyncOnly` and refuses the sync path.
+            exceptions: The exception type, or tuple of types, to hand to the handlers; any
+                other exception propagates untouched. Defaults to `Exception`. A handler
+                typed for a narrower exception needs this argument.
+            tools: Names or `BaseTool`s of the tools to handle, in a list or tuple; calls to
+                other tools pass through untouched. `None` (the default) handles every tool.
+            name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
+                Give each instance in one agent its own name.
+
+        Raises:
+            TypeError: A handler is missing, not callable, or async where a sync one is
+                expected; or `exceptions`, `tools` or `name` has the wrong type. A missing
+                handler raises an error that is also a `ValueError`.
+            ValueError: `exceptions` or `tools` is empty, or `exceptions` names a
+                LangGraph control-flow signal.
+        """
+        super().__init__()
+        require_a_handler(on_error, aon_error)
+        require_callable("on_error", on_error)
+        require_callable("aon_error", aon_error)
+        reject_async_on_error(on_error)
+        self._on_error = on_error
+        self._aon_error = aon_error
+        self._exceptions = require_exception_types(exceptions)
+        self._tool_names = require_tool_selection(tools)
+        self._name = require_name(name)
+        self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
+
+    @property
+    @override
+    def name(self) -> str:
+        """The middleware's name in the agent, unique among its middleware."""
+        return self._name
+
+    @override
+    def __repr__(self) -> str:
+        tools = None if self._tool_names is None else sorted(self._tool_names)
+        exceptions = tuple(exc.__name__ for exc in self._exceptions)
+        return (
+            f"ToolErrorMiddleware(on_error={self._on_error!r}, aon_error={self._aon_error!r}, "
+            f"exceptions={exceptions}, tools={tools}, name={self._name!r})"
+        )
+
+    def _error_message(
+        self, argument: str, content: object, exc: Exception, request: ToolCallRequest
+    ) -> ToolMessage:
+        tool_name = _tool_name(request)
+        return ToolMessage(
+            content=require_content(argument, content, exc),
+            tool_call_id=require_tool_call_id(request, tool_name, exc),
+            name=tool_name,
+            status="error",
+        )
+
+    @override
+    def wrap_tool_call(
+        self: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Run the tool call and hand a selected failure to `on_error` (the sync path).
+
+        Args:
+            request: The tool call, its `BaseTool`, the agent state and runtime.
+            handler: Runs the tool call (and any inner middleware).
+
+        Returns:
+            The tool's own result, or an error `ToolMessage` with the handler's content.
+
+        Raises:
+            NotImplementedError: The middleware is `AsyncOnly` (this is also a type error).
+            TypeError: `on_error` returned something that is not content, chained to the
+                tool's exception.
+        """
+        on_error = self._on_error
+        if on_error is None:
+            raise NotImplementedError(_ASYNC_ONLY.format(name=self._name))
+        if self._tool_names is not None and _tool_name(request) not in self._tool_names:
+            return handler(request)
+        try:
+            return handler(request)
+        except GraphBubbleUp:
+            raise
+        except self._exceptions as exc:
+            content = on_error(exc, request)
+            if content is None:
+                raise
+            return self._error_message("on_error", content, exc, request)
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Run the tool call and hand a selected failure to `aon_error`, else `on_error`.
+
+        Args:
+            request: The tool call, its `BaseTool`, the agent state and runtime.
+            handler: Runs the tool call (and any inner middleware).
+
+        Returns:
+            The tool's own result, or an error `ToolMessage` with the handler's content.
+
+        Raises:
+            TypeError: `aon_error` returned something that cannot be awaited, or a handler
+                gave something that is not content; chained to the tool's exception.
+        """
+        if self._tool_names is not None and _tool_name(request) not in self._tool_names:
+            return await handler(request)
+        try:
+            return await handler(request)
+        except GraphBubbleUp:
+            raise
+        except self._exceptions as exc:
+            aon_error = self._aon_error
+            if aon_error is not None:
+                argument = "aon_error"
+                content = await require_awaitable(aon_error(exc, request), exc)
+            else:
+                # __init__ guarantees a handler: with no `aon_error` there is an `on_error`.
+                argument = "on_error"
+                content = self._on_error(exc, request) if self._on_error else None
+            if content is None:
+                raise
+            return self._error_message(argument, content, exc, request)

@@ -1,0 +1,79 @@
+"""The handler Protocols, the content they return, and the middleware's mode markers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+from typing import final
+
+from langchain_core.messages import ContentBlock
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from typing_extensions import Protocol, TypeAlias, TypeVar
+
+ToolErrorContent: TypeAlias = "str | Sequence[ContentBlock]"
+"""What a handler may return to the model: a `str`, or a sequence of langchain content blocks.
+
+A list or tuple of blocks is sent as a list; anything else is refused at run time.
+"""
+
+_ContentT_co = TypeVar(
+    "_ContentT_co", bound=ToolErrorContent, default=ToolErrorContent, covariant=True
+)
+_ExcT_contra = TypeVar("_ExcT_contra", bound=Exception, default=Exception, contravariant=True)
+
+
+class OnError(Protocol[_ContentT_co, _ExcT_contra]):
+    """A sync handler: content for an error `ToolMessage`, or `None` to let the exception propagate.
+
+    `OnError[str]` handles any `Exception`; `OnError[str, ValueError]` only `ValueError`
+    (pair it with `exceptions=ValueError`). Parameters are positional-only, so any names fit.
+
+    Example:
+        ```python
+        def on_error(exc: Exception, request: ToolCallRequest) -> str | None:
+            return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
+
+        handler: OnError[str] = on_error
+        ```
+    """
+
+    def __call__(self, exc: _ExcT_contra, request: ToolCallRequest, /) -> _ContentT_co | None:
+        """Return the content to send to the model, or `None` to re-raise `exc`."""
+        ...
+
+
+class AOnError(Protocol[_ContentT_co, _ExcT_contra]):
+    """An async handler: awaits to content for an error `ToolMessage`, or `None` to propagate.
+
+    Used on the async path (`ainvoke`, `astream`). Parameters are positional-only.
+
+    Example:
+        ```python
+        async def aon_error(exc: Exception, request: ToolCallRequest) -> str | None:
+            return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
+
+        handler: AOnError[str] = aon_error
+        ```
+    """
+
+    def __call__(
+        self, exc: _ExcT_contra, request: ToolCallRequest, /
+    ) -> Awaitable[_ContentT_co | None]:
+        """Return an awaitable of the content to send to the model, or of `None` to re-raise."""
+        ...
+
+
+class HandlerMode:
+    """Base of the mode markers: which execution paths a `ToolErrorMiddleware` can serve.
+
+    Appears as the third type parameter of `ToolErrorMiddleware`; never instantiated.
+    """
+
+
+@final
+class SyncCapable(HandlerMode):
+    """Mode marker: the middleware has a sync `on_error`, so it serves `invoke` and `ainvoke`."""
+
+
+@final
+class AsyncOnly(HandlerMode):
+    """Mode marker: the middleware has only `aon_error`, so it serves `ainvoke`/`astream` only."""

@@ -1,0 +1,1 @@
+"""Shared fixtures: tools that fail in the ways the tests need."""

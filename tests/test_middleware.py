@@ -1,0 +1,367 @@
+"""ToolErrorMiddleware's behaviour, proven through real `create_agent` agents on both paths."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import AIMessage, TextContentBlock, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphBubbleUp, ParentCommand
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command, interrupt, omit_payload
+
+from langchain_tool_errors import ToolErrorMiddleware
+from tests._agents import (
+    PATHS,
+    Path,
+    build_agent,
+    call,
+    direct_request,
+    echo_tool,
+    failing_tool,
+    run,
+    tool_messages,
+)
+
+
+def explain(exc: Exception, request: ToolCallRequest) -> str:
+    return f"{request.tool_call['name']} failed: {type(exc).__name__}"
+
+
+async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
+    return f"async: {request.tool_call['name']} failed: {type(exc).__name__}"
+
+
+def give_up(exc: Exception, request: ToolCallRequest) -> None:
+    return None
+
+
+class Calls:
+    """Records the exceptions a handler was given."""
+
+    def __init__(self) -> None:
+        self.seen: list[Exception] = []
+
+    def handler(self, exc: Exception, request: ToolCallRequest) -> str:
+        self.seen.append(exc)
+        return "handled"
+
+
+# --- parity with langchain's class -------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_handler_content_becomes_an_error_tool_message_the_model_reads(path: Path) -> None:
+    tool = failing_tool("search", TimeoutError("upstream timed out"))
+    agent = build_agent([tool], [ToolErrorMiddleware(explain)], [call("search", "c1")])
+
+    result = run(agent, path)
+
+    message = tool_messages(result)["c1"]
+    assert message.content == "search failed: TimeoutError"
+    assert message.status == "error"
+    assert message.name == "search"
+    assert message.tool_call_id == "c1"
+    final = result["messages"][-1]
+    assert isinstance(final, AIMessage) and final.content == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("container", [list, tuple], ids=["list", "tuple"])
+def test_content_blocks_reach_the_model_as_a_list(
+    path: Path, container: Callable[[list[TextContentBlock]], Any]
+) -> None:
+    blocks: list[TextContentBlock] = [
+        {"type": "text", "text": "search failed"},
+        {"type": "text", "text": "try again later"},
+    ]
+
+    def as_blocks(exc: Exception, request: ToolCallRequest) -> Any:
+        return container(blocks)
+
+    tool = failing_tool("search", TimeoutError())
+    agent = build_agent([tool], [ToolErrorMiddleware(as_blocks)], [call("search", "c1")])
+
+    message = tool_messages(run(agent, path))["c1"]
+
+    assert message.content == blocks
+    assert message.status == "error"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_handler_returning_none_reraises_the_original_exception_object(path: Path) -> None:
+    error = PermissionError("no access")
+    agent = build_agent(
+        [failing_tool("search", error)], [ToolErrorMiddleware(give_up)], [call("search", "c1")]
+    )
+
+    with pytest.raises(PermissionError) as raised:
+        run(agent, path)
+
+    assert raised.value is error
+
+
+def test_async_path_uses_aon_error_and_sync_path_uses_on_error() -> None:
+    middleware = ToolErrorMiddleware(explain, aon_error=aexplain)
+    agent = build_agent([failing_tool("search", KeyError("k"))], [middleware], [call("search", "c1")])
+
+    assert tool_messages(run(agent, "sync"))["c1"].content == "search failed: KeyError"
+    assert tool_messages(run(agent, "async"))["c1"].content == "async: search failed: KeyError"
+
+
+def test_async_path_falls_back_to_on_error() -> None:
+    agent = build_agent(
+        [failing_tool("search", KeyError("k"))], [ToolErrorMiddleware(explain)], [call("search", "c1")]
+    )
+
+    assert tool_messages(run(agent, "async"))["c1"].content == "search failed: KeyError"
+
+
+def test_async_only_middleware_handles_the_async_path() -> None:
+    agent = build_agent(
+        [failing_tool("search", KeyError("k"))],
+        [ToolErrorMiddleware(aon_error=aexplain)],
+        [call("search", "c1")],
+    )
+
+    assert tool_messages(run(agent, "async"))["c1"].content == "async: search failed: KeyError"
+
+
+def test_async_only_middleware_refuses_the_sync_path_before_the_tool_runs() -> None:
+    ran: list[str] = []
+
+    def record(query: str = "") -> str:
+        ran.append(query)
+        return "ok"
+
+    tool = StructuredTool.from_function(record, name="search", description="records calls")
+    agent = build_agent([tool], [ToolErrorMiddleware(aon_error=aexplain)], [call("search", "c1")])
+
+    with pytest.raises(NotImplementedError) as raised:
+        run(agent, "sync")
+
+    assert isinstance(raised.value, RuntimeError)
+    assert "ainvoke" in str(raised.value) and "on_error" in str(raised.value)
+    assert ran == []
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("by", ["name", "tool"])
+def test_tools_filter_leaves_other_tools_untouched(path: Path, by: str) -> None:
+    search = failing_tool("search", TimeoutError())
+    error = ValueError("lookup broke")
+    lookup = failing_tool("lookup", error)
+    calls = Calls()
+    selected: list[str | BaseTool] = ["search"] if by == "name" else [search]
+    middleware = ToolErrorMiddleware(calls.handler, tools=selected)
+
+    handled = run(build_agent([search, lookup], [middleware], [call("search", "c1")]), path)
+    assert tool_messages(handled)["c1"].content == "handled"
+
+    with pytest.raises(ValueError) as raised:
+        run(build_agent([search, lookup], [middleware], [call("lookup", "c2")]), path)
+    assert raised.value is error
+    assert len(calls.seen) == 1
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_interrupt_pauses_the_run_and_never_reaches_the_handler(path: Path) -> None:
+    def approve(query: str = "") -> str:
+        answer = interrupt({"question": "approve?"})
+        return f"approved: {answer}"
+
+    tool = StructuredTool.from_function(approve, name="approve", description="asks a human")
+    calls = Calls()
+    agent = build_agent(
+        [tool], [ToolErrorMiddleware(calls.handler)], [call("approve", "c1")],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": f"interrupt-{path}"}}
+
+    paused = run(agent, path, config=config)
+    assert "__interrupt__" in paused
+    resumed = run(agent, path, Command(resume="yes"), config=config)
+
+    message = tool_messages(resumed)["c1"]
+    assert message.content == "approved: yes"
+    assert message.status == "success"
+    assert calls.seen == []
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_control_flow_signals_propagate_even_when_all_exceptions_are_selected(path: Path) -> None:
+    signal = ParentCommand(Command(graph=Command.PARENT, goto="elsewhere"))
+    calls = Calls()
+    middleware = ToolErrorMiddleware(calls.handler, exceptions=Exception)
+    request = direct_request(None, call("search", "c1"))
+
+    def raise_signal(_request: ToolCallRequest) -> ToolMessage:
+        raise signal
+
+    async def araise_signal(_request: ToolCallRequest) -> ToolMessage:
+        raise signal
+
+    with pytest.raises(GraphBubbleUp) as raised:
+        if path == "sync":
+            middleware.wrap_tool_call(request, raise_signal)
+        else:
+            asyncio.run(middleware.awrap_tool_call(request, araise_signal))
+
+    assert raised.value is signal
+    assert calls.seen == []
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(
+    "result",
+    [ToolMessage(content="fine", tool_call_id="c1"), Command(update={"messages": []})],
+    ids=["ToolMessage", "Command"],
+)
+def test_successful_results_pass_through_as_the_same_object(
+    path: Path, result: ToolMessage | Command[Any]
+) -> None:
+    middleware = ToolErrorMiddleware(explain)
+    request = direct_request(echo_tool(), call("echo", "c1"))
+
+    async def aexecute(_request: ToolCallRequest) -> ToolMessage | Command[Any]:
+        return result
+
+    if path == "sync":
+        returned = middleware.wrap_tool_call(request, lambda _request: result)
+    else:
+        returned = asyncio.run(middleware.awrap_tool_call(request, aexecute))
+
+    assert returned is result
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_successful_tool_calls_in_an_agent_are_untouched(path: Path) -> None:
+    calls = Calls()
+    agent = build_agent(
+        [echo_tool()], [ToolErrorMiddleware(calls.handler)], [call("echo", "c1", query="hi")]
+    )
+
+    message = tool_messages(run(agent, path))["c1"]
+
+    assert message.content == "echo: hi"
+    assert message.status == "success"
+    assert calls.seen == []
+
+
+def test_trace_policy_omits_the_request_payload() -> None:
+    policy = ToolErrorMiddleware(explain).trace_policy
+
+    assert policy is not None
+    assert policy.process_inputs is omit_payload
+    assert policy.process_outputs is None
+
+
+def test_no_handler_is_both_a_type_error_and_a_value_error() -> None:
+    with pytest.raises(TypeError) as raised:
+        ToolErrorMiddleware()  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]
+
+    assert isinstance(raised.value, ValueError)
+    assert "on_error" in str(raised.value) and "aon_error" in str(raised.value)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_raising_handler_propagates_with_the_tool_exception_as_context(path: Path) -> None:
+    tool_error = ConnectionError("reset")
+    handler_error = RuntimeError("handler bug")
+
+    def broken(exc: Exception, request: ToolCallRequest) -> str:
+        raise handler_error
+
+    agent = build_agent(
+        [failing_tool("search", tool_error)], [ToolErrorMiddleware(broken)], [call("search", "c1")]
+    )
+
+    with pytest.raises(RuntimeError) as raised:
+        run(agent, path)
+
+    assert raised.value is handler_error
+    assert raised.value.__context__ is tool_error
+
+
+# --- beyond langchain's class -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_exceptions_selects_which_failures_reach_the_handler(path: Path) -> None:
+    def narrow(exc: LookupError, request: ToolCallRequest) -> str:
+        return f"missing: {exc.args[0]}"
+
+    middleware = ToolErrorMiddleware(narrow, exceptions=LookupError)
+    lookup = failing_tool("lookup", KeyError("user 7"))
+    error = ConnectionError("reset")
+    search = failing_tool("search", error)
+
+    handled = run(build_agent([lookup, search], [middleware], [call("lookup", "c1")]), path)
+    assert tool_messages(handled)["c1"].content == "missing: user 7"
+
+    with pytest.raises(ConnectionError) as raised:
+        run(build_agent([lookup, search], [middleware], [call("search", "c2")]), path)
+    assert raised.value is error
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_named_instances_give_each_tool_its_own_policy_in_one_agent(path: Path) -> None:
+    search = failing_tool("search", TimeoutError())
+    lookup = failing_tool("lookup", KeyError("k"))
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [
+        ToolErrorMiddleware(lambda e, r: "search is down", tools=["search"], name="search_errors"),
+        ToolErrorMiddleware(lambda e, r: "no such record", tools=["lookup"], name="lookup_errors"),
+    ]
+    agent = build_agent(
+        [search, lookup], middleware, [call("search", "c1"), call("lookup", "c2")]
+    )
+
+    messages = tool_messages(run(agent, path))
+
+    assert messages["c1"].content == "search is down"
+    assert messages["c2"].content == "no such record"
+    assert [m.name for m in middleware] == ["search_errors", "lookup_errors"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_call_without_an_id_raises_a_clear_error_chained_to_the_tool_exception(
+    path: Path,
+) -> None:
+    error = TimeoutError("slow")
+    tool = failing_tool("search", error)
+    middleware = ToolErrorMiddleware(explain)
+    tool_call = call("search", "c1")
+    tool_call["id"] = None
+    request = direct_request(tool, tool_call)
+
+    def execute(_request: ToolCallRequest) -> ToolMessage:
+        raise error
+
+    async def aexecute(_request: ToolCallRequest) -> ToolMessage:
+        raise error
+
+    with pytest.raises(ValueError, match="no id") as raised:
+        if path == "sync":
+            middleware.wrap_tool_call(request, execute)
+        else:
+            asyncio.run(middleware.awrap_tool_call(request, aexecute))
+
+    assert raised.value.__cause__ is error
+
+
+def test_middleware_repr_shows_its_configuration() -> None:
+    middleware = ToolErrorMiddleware(
+        explain, exceptions=(KeyError, TimeoutError), tools=["b", "a"], name="mine"
+    )
+
+    text = repr(middleware)
+
+    assert "exceptions=('KeyError', 'TimeoutError')" in text
+    assert "tools=['a', 'b']" in text and "name='mine'" in text
+
+

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import final
 
-from langchain_core.messages import ContentBlock
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import Protocol, TypeAlias, TypeVar
 
-ToolErrorContent: TypeAlias = "str | Sequence[ContentBlock]"
-"""What a handler may return to the model: a `str`, or a sequence of langchain content blocks.
+ToolErrorContent: TypeAlias = "str | Sequence[Mapping[str, object]]"
+"""What a handler may return to the model: a `str`, or a sequence of content blocks.
 
-A list or tuple of blocks is sent as a list; anything else is refused at run time.
+Every langchain content block (`TextContentBlock`, any member of `ContentBlock`) is a
+`Mapping[str, object]`, so `list[ContentBlock]` and `list[TextContentBlock]` fit; spelled
+this way, a type error names this one short type instead of langchain's 15 block types. At
+run time each block must also have a string `"type"`, and a list or tuple of blocks is sent
+as a list.
 """
 
 _ContentT_co = TypeVar(

@@ -1,0 +1,201 @@
+"""Calls and annotations both checkers must accept, with the types they must infer."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+# create_agent's `checkpointer` parameter is langgraph's `Checkpointer` alias, which leaves
+# `BaseCheckpointSaver`'s type parameter unset, so pyright strict calls the import unknown.
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import ContentBlock, TextContentBlock, ToolMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+from typing_extensions import TypedDict, assert_type
+
+from langchain_tool_errors import (
+    AOnError,
+    AsyncOnly,
+    OnError,
+    SyncCapable,
+    ToolErrorContent,
+    ToolErrorMiddleware,
+)
+from langchain_tool_errors._scripted_model import ScriptedChatModel
+
+
+def maybe_text(exc: Exception, request: ToolCallRequest) -> str | None:
+    return None
+
+
+def text(exc: Exception, request: ToolCallRequest) -> str:
+    return ""
+
+
+def maybe_blocks(exc: Exception, request: ToolCallRequest) -> list[ContentBlock] | None:
+    return None
+
+
+def maybe_text_blocks(exc: Exception, request: ToolCallRequest) -> list[TextContentBlock] | None:
+    return None
+
+
+async def amaybe_text(exc: Exception, request: ToolCallRequest) -> str | None:
+    return None
+
+
+async def ablocks(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
+    return []
+
+
+def value_error_only(exc: ValueError, request: ToolCallRequest) -> str:
+    return ""
+
+
+async def avalue_error_only(exc: ValueError, request: ToolCallRequest) -> str:
+    return ""
+
+
+def lookup_errors(exc: KeyError | IndexError, request: ToolCallRequest) -> str:
+    return ""
+
+
+def any_names(error: Exception, call: ToolCallRequest, /) -> str:
+    return ""
+
+
+@tool
+def search(query: str) -> str:
+    """Search."""
+    return query
+
+
+def execute(request: ToolCallRequest) -> ToolMessage | Command[Any]:
+    raise NotImplementedError
+
+
+async def aexecute(request: ToolCallRequest) -> ToolMessage | Command[Any]:
+    raise NotImplementedError
+
+
+# A sync handler, positionally or by keyword, and each accepted return type.
+assert_type(ToolErrorMiddleware(maybe_text), ToolErrorMiddleware[str, Exception, SyncCapable])
+assert_type(ToolErrorMiddleware(on_error=text), ToolErrorMiddleware[str, Exception, SyncCapable])
+assert_type(
+    ToolErrorMiddleware(maybe_blocks),
+    ToolErrorMiddleware[list[ContentBlock], Exception, SyncCapable],
+)
+assert_type(
+    ToolErrorMiddleware(maybe_text_blocks),
+    ToolErrorMiddleware[list[TextContentBlock], Exception, SyncCapable],
+)
+assert_type(ToolErrorMiddleware(any_names), ToolErrorMiddleware[str, Exception, SyncCapable])
+assert_type(
+    ToolErrorMiddleware(lambda exc, request: "failed"),
+    ToolErrorMiddleware[str, Exception, SyncCapable],
+)
+
+# `aon_error=` alone is async-only; with `on_error` the middleware serves both paths.
+assert_type(
+    ToolErrorMiddleware(aon_error=amaybe_text), ToolErrorMiddleware[str, Exception, AsyncOnly]
+)
+assert_type(
+    ToolErrorMiddleware(maybe_text, aon_error=amaybe_text),
+    ToolErrorMiddleware[str, Exception, SyncCapable],
+)
+assert_type(
+    ToolErrorMiddleware(text, aon_error=ablocks),
+    ToolErrorMiddleware[str | list[ContentBlock], Exception, SyncCapable],
+)
+
+# A narrow handler with a matching `exceptions=` (the type itself, a tuple, or a subclass).
+assert_type(
+    ToolErrorMiddleware(value_error_only, exceptions=ValueError),
+    ToolErrorMiddleware[str, ValueError, SyncCapable],
+)
+assert_type(
+    ToolErrorMiddleware(value_error_only, exceptions=(ValueError,)),
+    ToolErrorMiddleware[str, ValueError, SyncCapable],
+)
+assert_type(
+    ToolErrorMiddleware(value_error_only, exceptions=UnicodeError),
+    ToolErrorMiddleware[str, UnicodeError, SyncCapable],
+)
+assert_type(
+    ToolErrorMiddleware(value_error_only, aon_error=avalue_error_only, exceptions=ValueError),
+    ToolErrorMiddleware[str, ValueError, SyncCapable],
+)
+assert_type(
+    ToolErrorMiddleware(aon_error=avalue_error_only, exceptions=ValueError),
+    ToolErrorMiddleware[str, ValueError, AsyncOnly],
+)
+# With several types, mypy infers their join (Exception) and pyright their union.
+ToolErrorMiddleware(text, exceptions=(KeyError, TimeoutError))
+ToolErrorMiddleware(lookup_errors, exceptions=KeyError)
+
+# Tool selections and names.
+tools: list[BaseTool] = [search]
+ToolErrorMiddleware(text, tools=["search"])
+ToolErrorMiddleware(text, tools=[search])
+# mypy infers `list[object]` for a list mixing names and tools; a tuple works in both.
+ToolErrorMiddleware(text, tools=(search, "lookup"))
+ToolErrorMiddleware(text, tools=("search", search))
+ToolErrorMiddleware(text, tools=tools)
+ToolErrorMiddleware(text, tools=None, name="search_errors")
+
+# Handlers assigned to the Protocols.
+sync_text: OnError[str] = maybe_text
+sync_text_narrow: OnError[str, ValueError] = value_error_only
+sync_any_names: OnError[str] = any_names
+sync_blocks: OnError[list[ContentBlock]] = maybe_blocks
+sync_content: OnError = maybe_text_blocks
+async_text: AOnError[str] = amaybe_text
+async_content: AOnError[ToolErrorContent] = ablocks
+assert_type(ToolErrorMiddleware(sync_text), ToolErrorMiddleware[str, Exception, SyncCapable])
+
+# A bare annotation accepts every instance; so does a list of AgentMiddleware.
+# (mypy lets a bare annotation's `Exception` override a narrow handler's exception type,
+# so a narrow middleware is annotated with its own parameters, or as an AgentMiddleware.)
+bare: list[ToolErrorMiddleware] = [
+    ToolErrorMiddleware(maybe_text),
+    ToolErrorMiddleware(aon_error=ablocks),
+    ToolErrorMiddleware(maybe_blocks, tools=["search"]),
+]
+narrow: ToolErrorMiddleware[str, ValueError, SyncCapable] = ToolErrorMiddleware(
+    value_error_only, exceptions=ValueError
+)
+bare.append(narrow)
+middleware: list[AgentMiddleware] = [
+    ToolErrorMiddleware(maybe_text, name="a"),
+    ToolErrorMiddleware(aon_error=amaybe_text, name="b"),
+    ToolErrorMiddleware(value_error_only, exceptions=ValueError, name="c"),
+]
+
+
+class Context(TypedDict):
+    user_id: str
+
+
+model = ScriptedChatModel(script=[])
+agent = create_agent(model, tools=[search], middleware=[ToolErrorMiddleware(text)])
+create_agent(
+    model,
+    tools=[search],
+    middleware=[ToolErrorMiddleware(text), ToolErrorMiddleware(aon_error=ablocks, name="b")],
+    context_schema=Context,
+)
+create_agent(model, tools=[search], middleware=middleware)
+create_agent(model, tools=[search], middleware=bare)
+
+
+# The sync entry point on sync-capable instances; the async one on every instance.
+def call_hooks(request: ToolCallRequest) -> None:
+    ToolErrorMiddleware(text).wrap_tool_call(request, execute)
+    ToolErrorMiddleware(text, aon_error=ablocks).wrap_tool_call(request, execute)
+    asyncio.run(ToolErrorMiddleware(text).awrap_tool_call(request, aexecute))
+    asyncio.run(ToolErrorMiddleware(aon_error=ablocks).awrap_tool_call(request, aexecute))
+    narrow.wrap_tool_call(request, execute)
+    sync_capable: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable] = narrow
+    sync_capable.wrap_tool_call(request, execute)

@@ -1,0 +1,82 @@
+"""Mistakes both checkers must reject, one a line, each silenced by both checkers' ignores.
+
+An ignore that stops being needed is an error in both checkers, so each line proves that
+mypy and pyright still catch its mistake.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import ContentBlock, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from langchain_tool_errors import AOnError, OnError, ToolErrorMiddleware
+
+
+def on_error(exc: Exception, request: ToolCallRequest) -> str | None:
+    return None
+
+
+async def aon_error(exc: Exception, request: ToolCallRequest) -> str | None:
+    return None
+
+
+def returns_int(exc: Exception, request: ToolCallRequest) -> int:
+    return 42
+
+
+def returns_int_list(exc: Exception, request: ToolCallRequest) -> list[int]:
+    return [42]
+
+
+def returns_str_list(exc: Exception, request: ToolCallRequest) -> list[str]:
+    return ["plain strings are not content blocks"]
+
+
+def one_parameter(exc: Exception) -> str:
+    return ""
+
+
+def value_error_only(exc: ValueError, request: ToolCallRequest) -> str:
+    return ""
+
+
+def blocks(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
+    return []
+
+
+def execute(request: ToolCallRequest) -> ToolMessage | Command[Any]:
+    raise NotImplementedError
+
+
+# No handler at all.
+ToolErrorMiddleware()  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]
+ToolErrorMiddleware(None)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+# An async function where a sync one is expected, and the other way round.
+ToolErrorMiddleware(aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(on_error=aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(aon_error=on_error)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(on_error, aon_error=on_error)  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue, reportArgumentType]
+# A handler whose result is not content.
+ToolErrorMiddleware(returns_int)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(returns_int_list)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(returns_str_list)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+# A handler of the wrong shape.
+ToolErrorMiddleware(one_parameter)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+# A narrow handler without a matching `exceptions=`.
+ToolErrorMiddleware(value_error_only)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(value_error_only, exceptions=(KeyError,))  # type: ignore[misc]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(value_error_only, exceptions=Exception)  # type: ignore[misc]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(on_error, exceptions=KeyboardInterrupt)  # type: ignore[misc]  # pyright: ignore[reportArgumentType]
+# A tool selection that is not a list of names or tools.
+ToolErrorMiddleware(on_error, tools=[1])  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(on_error, tools="search")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(on_error, name=1)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+# Handler annotations that do not fit.
+blocks_as_text: OnError[str] = blocks  # type: ignore[assignment]  # pyright: ignore[reportAssignmentType]
+sync_as_async: AOnError[str] = on_error  # type: ignore[assignment]  # pyright: ignore[reportAssignmentType]
+not_content: OnError[int]  # type: ignore[type-var]  # pyright: ignore[reportInvalidTypeArguments]
+# The sync entry point of an async-only middleware.
+ToolErrorMiddleware(aon_error=aon_error).wrap_tool_call  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]

@@ -1,0 +1,239 @@
+"""The runtime checks that mirror the static guarantees, for code that skips the type checker.
+
+Each wrong input is a row: what was passed, the exception expected, and words the message
+must contain (the argument's name, what was given, the fix).
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import warnings
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphInterrupt
+from langgraph.prebuilt.tool_node import ToolCallRequest
+
+from langchain_tool_errors import ToolErrorMiddleware
+from tests._agents import PATHS, Path, build_agent, call, failing_tool, run
+
+
+def sync_handler(exc: Exception, request: ToolCallRequest) -> str:
+    return "handled"
+
+
+async def async_handler(exc: Exception, request: ToolCallRequest) -> str:
+    return "handled"
+
+
+async def async_generator_handler(exc: Exception, request: ToolCallRequest) -> AsyncIterator[str]:
+    yield "handled"
+
+
+class AsyncCallable:
+    async def __call__(self, exc: Exception, request: ToolCallRequest) -> str:
+        return "handled"
+
+
+@dataclass(frozen=True)
+class BadConstruction:
+    """A constructor call that must fail, and how."""
+
+    kwargs: Mapping[str, Any]
+    error: type[Exception]
+    words: tuple[str, ...]
+
+
+CONSTRUCTION = {
+    "on_error not callable": BadConstruction(
+        {"on_error": 42}, TypeError, ("`on_error`", "42 (int)", "callable")
+    ),
+    "aon_error not callable": BadConstruction(
+        {"aon_error": "handler"}, TypeError, ("`aon_error`", "'handler' (str)", "callable")
+    ),
+    "async function as on_error": BadConstruction(
+        {"on_error": async_handler}, TypeError, ("`on_error`", "async_handler", "aon_error=")
+    ),
+    "partial of an async function as on_error": BadConstruction(
+        {"on_error": functools.partial(async_handler)}, TypeError, ("`on_error`", "aon_error=")
+    ),
+    "object with an async __call__ as on_error": BadConstruction(
+        {"on_error": AsyncCallable()}, TypeError, ("`on_error`", "AsyncCallable", "aon_error=")
+    ),
+    "async generator as on_error": BadConstruction(
+        {"on_error": async_generator_handler}, TypeError, ("`on_error`", "aon_error=")
+    ),
+    "tools as a bare string": BadConstruction(
+        {"on_error": sync_handler, "tools": "search"},
+        TypeError,
+        ("`tools`", "'search' (str)", "tools=['search']"),
+    ),
+    "tools as bytes": BadConstruction(
+        {"on_error": sync_handler, "tools": b"search"}, TypeError, ("`tools`", "(bytes)")
+    ),
+    "tools as a set": BadConstruction(
+        {"on_error": sync_handler, "tools": {"search"}}, TypeError, ("`tools`", "(set)", "list")
+    ),
+    "tools holding a number": BadConstruction(
+        {"on_error": sync_handler, "tools": ["search", 1]},
+        TypeError,
+        ("`tools[1]`", "1 (int)", "BaseTool"),
+    ),
+    "tools empty": BadConstruction(
+        {"on_error": sync_handler, "tools": []}, ValueError, ("`tools=[]`", "tools=None")
+    ),
+    "exceptions as a string": BadConstruction(
+        {"on_error": sync_handler, "exceptions": "ValueError"},
+        TypeError,
+        ("`exceptions`", "'ValueError' (str)", "exceptions=ValueError"),
+    ),
+    "exceptions as an instance": BadConstruction(
+        {"on_error": sync_handler, "exceptions": ValueError("x")},
+        TypeError,
+        ("`exceptions`", "(ValueError)", "Exception subclass"),
+    ),
+    "exceptions tuple holding a non-type": BadConstruction(
+        {"on_error": sync_handler, "exceptions": (ValueError, 1)}, TypeError, ("`exceptions`",)
+    ),
+    "exceptions not an Exception subclass": BadConstruction(
+        {"on_error": sync_handler, "exceptions": KeyboardInterrupt},
+        TypeError,
+        ("`exceptions`", "KeyboardInterrupt", "Exception subclass"),
+    ),
+    "exceptions empty": BadConstruction(
+        {"on_error": sync_handler, "exceptions": ()}, ValueError, ("`exceptions=()`",)
+    ),
+    "exceptions naming a control-flow signal": BadConstruction(
+        {"on_error": sync_handler, "exceptions": GraphInterrupt},
+        ValueError,
+        ("`exceptions`", "GraphInterrupt", "always propagate"),
+    ),
+    "name not a string": BadConstruction(
+        {"on_error": sync_handler, "name": 7}, TypeError, ("`name`", "7 (int)", "name=")
+    ),
+    "name empty": BadConstruction(
+        {"on_error": sync_handler, "name": ""}, TypeError, ("`name`", "non-empty")
+    ),
+    "no handler": BadConstruction({}, TypeError, ("on_error", "aon_error")),
+    "None as the only handler": BadConstruction(
+        {"on_error": None}, ValueError, ("on_error", "aon_error")
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CONSTRUCTION.values(), ids=CONSTRUCTION.keys())
+def test_wrong_constructor_arguments_fail_at_construction(case: BadConstruction) -> None:
+    with pytest.raises(case.error) as raised:
+        ToolErrorMiddleware(**case.kwargs)
+
+    for word in case.words:
+        assert word in str(raised.value)
+
+
+def test_handlers_that_are_fine_construct() -> None:
+    ToolErrorMiddleware(functools.partial(sync_handler))
+    ToolErrorMiddleware(aon_error=AsyncCallable())
+    ToolErrorMiddleware(aon_error=functools.partial(async_handler))
+    ToolErrorMiddleware(sync_handler, exceptions=(ValueError, KeyError), tools=("a", "b"))
+
+
+def _returning(value: object) -> Callable[[Exception, ToolCallRequest], Any]:
+    def handler(exc: Exception, request: ToolCallRequest) -> Any:
+        return value
+
+    return handler
+
+
+BAD_CONTENT: dict[str, tuple[object, tuple[str, ...]]] = {
+    "int": (42, ("42 (int)",)),
+    "bool": (False, ("False (bool)",)),
+    "dict": ({"a": 1}, ("(dict)",)),
+    "bytes": (b"secret", ("(bytes)",)),
+    "float": (1.5, ("1.5 (float)",)),
+    "list of ints": ([1, 2], ("item 0", "1 (int)")),
+    "list of strings": (["plain"], ("item 0", "'plain' (str)")),
+    "block without a type": ([{"text": "x"}], ("item 0", '"type"')),
+    "block with a non-string type": ([{"type": 1, "text": "x"}], ("item 0",)),
+    "nested list": ([[{"type": "text", "text": "x"}]], ("item 0", "(list)")),
+    "block after a good one": ([{"type": "text", "text": "ok"}, 3], ("item 1", "3 (int)")),
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("value,words", BAD_CONTENT.values(), ids=BAD_CONTENT.keys())
+def test_handler_content_that_is_not_content_fails_chained_and_reaches_no_model(
+    path: Path, value: object, words: tuple[str, ...]
+) -> None:
+    tool_error = ConnectionError("db down")
+    checkpointer = InMemorySaver()
+    agent = build_agent(
+        [failing_tool("search", tool_error)],
+        [ToolErrorMiddleware(_returning(value))],
+        [call("search", "c1")],
+        checkpointer=checkpointer,
+    )
+    config: Any = {"configurable": {"thread_id": "bad-content"}}
+
+    with pytest.raises(TypeError) as raised:
+        run(agent, path, config=config)
+
+    assert raised.value.__cause__ is tool_error
+    assert "`on_error`" in str(raised.value)
+    assert "Nothing was sent to the model" in str(raised.value)
+    for word in words:
+        assert word in str(raised.value)
+    assert _tool_messages_saved(checkpointer, config) == []
+
+
+def _tool_messages_saved(checkpointer: InMemorySaver, config: Any) -> list[ToolMessage]:
+    checkpoint = checkpointer.get(config)
+    assert checkpoint is not None
+    messages: list[object] = checkpoint["channel_values"].get("messages", [])
+    return [m for m in messages if isinstance(m, ToolMessage)]
+
+
+def test_aon_error_returning_a_non_awaitable_fails_chained_at_call_time() -> None:
+    tool_error = ConnectionError("db down")
+    agent = build_agent(
+        [failing_tool("search", tool_error)],
+        [ToolErrorMiddleware(aon_error=sync_handler)],  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+        [call("search", "c1")],
+    )
+
+    with pytest.raises(TypeError) as raised:
+        run(agent, "async")
+
+    assert raised.value.__cause__ is tool_error
+    assert "`aon_error`" in str(raised.value) and "'handled' (str)" in str(raised.value)
+    assert "async def" in str(raised.value)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_sync_handler_returning_a_coroutine_fails_and_leaves_no_unawaited_warning(
+    path: Path,
+) -> None:
+    tool_error = ConnectionError("db down")
+
+    def returns_coroutine(exc: Exception, request: ToolCallRequest) -> Any:
+        return async_handler(exc, request)
+
+    agent = build_agent(
+        [failing_tool("search", tool_error)],
+        [ToolErrorMiddleware(returns_coroutine)],
+        [call("search", "c1")],
+    )
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(TypeError) as raised:
+            run(agent, path)
+        gc.collect()
+
+    assert raised.value.__cause__ is tool_error
+    assert "awaitable" in str(raised.value) and "aon_error=" in str(raised.value)
+    assert [w for w in caught if "never awaited" in str(w.message)] == []

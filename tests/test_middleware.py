@@ -332,24 +332,13 @@ def test_named_instances_give_each_tool_its_own_policy_in_one_agent(path: Path) 
 def test_a_call_without_an_id_raises_a_clear_error_chained_to_the_tool_exception(
     path: Path,
 ) -> None:
-    error = TimeoutError("slow")
-    tool = failing_tool("search", error)
-    middleware = ToolErrorMiddleware(explain)
+    error = ConnectionError("reset")
     tool_call = call("search", "c1")
     tool_call["id"] = None
-    request = direct_request(tool, tool_call)
+    agent = build_agent([failing_tool("search", error)], [ToolErrorMiddleware(explain)], [tool_call])
 
-    def execute(_request: ToolCallRequest) -> ToolMessage:
-        raise error
-
-    async def aexecute(_request: ToolCallRequest) -> ToolMessage:
-        raise error
-
-    with pytest.raises(ValueError, match="no id") as raised:
-        if path == "sync":
-            middleware.wrap_tool_call(request, execute)
-        else:
-            asyncio.run(middleware.awrap_tool_call(request, aexecute))
+    with pytest.raises(ValueError, match="`search` has no id") as raised:
+        run(agent, path)
 
     assert raised.value.__cause__ is error
 

@@ -20,7 +20,7 @@ from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from langchain_tool_errors import ToolErrorMiddleware
-from tests._agents import PATHS, Path, build_agent, call, failing_tool, run
+from tests._agents import PATHS, Path, build_agent, call, echo_tool, failing_tool, run
 
 
 def sync_handler(exc: Exception, request: ToolCallRequest) -> str:
@@ -77,7 +77,14 @@ CONSTRUCTION = {
         {"on_error": sync_handler, "tools": b"search"}, TypeError, ("`tools`", "(bytes)")
     ),
     "tools as a set": BadConstruction(
-        {"on_error": sync_handler, "tools": {"search"}}, TypeError, ("`tools`", "(set)", "list")
+        {"on_error": sync_handler, "tools": {"search"}},
+        TypeError,
+        ("`tools`", "(set)", "tools=list("),
+    ),
+    "tools as a single tool": BadConstruction(
+        {"on_error": sync_handler, "tools": echo_tool("search")},
+        TypeError,
+        ("`tools`", "(StructuredTool)", "tools=[StructuredTool("),
     ),
     "tools holding a number": BadConstruction(
         {"on_error": sync_handler, "tools": ["search", 1]},

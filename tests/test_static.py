@@ -49,25 +49,24 @@ def _must_pass_statements() -> int:
     return len(statements)
 
 
-def test_mypy_strict_reports_nothing_and_every_rejected_case_is_an_error() -> None:
-    result = _run("mypy", "--no-incremental")
+CHECKERS = {
+    # name: (command, what a clean run prints, the ignore that marks a must-fail line)
+    "mypy --strict": (("mypy", "--no-incremental"), "Success: no issues found", "# type: ignore["),
+    "pyright strict": (("pyright",), "0 errors, 0 warnings", "# pyright: ignore["),
+}
+
+
+@pytest.mark.parametrize("checker", CHECKERS)
+def test_checker_reports_nothing_and_every_rejected_case_is_an_error(checker: str) -> None:
+    command, clean, marker = CHECKERS[checker]
+
+    result = _run(*command)
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Success: no issues found" in result.stdout
+    assert clean in result.stdout
     STATIC_SUMMARY.append(
-        f"mypy --strict: clean; {_must_pass_statements()} must-pass statements, "
-        f"{_must_fail_lines('# type: ignore[')} must-fail lines"
-    )
-
-
-def test_pyright_strict_reports_nothing_and_every_rejected_case_is_an_error() -> None:
-    result = _run("pyright")
-
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "0 errors, 0 warnings" in result.stdout
-    STATIC_SUMMARY.append(
-        f"pyright strict: clean; {_must_pass_statements()} must-pass statements, "
-        f"{_must_fail_lines('# pyright: ignore[')} must-fail lines"
+        f"{checker}: clean over src/ and tests/; {_must_pass_statements()} must-pass "
+        f"statements, {_must_fail_lines(marker)} must-fail lines"
     )
 
 

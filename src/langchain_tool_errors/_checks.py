@@ -140,10 +140,16 @@ def require_tool_selection(tools: object) -> frozenset[str] | None:
     """
     if tools is None:
         return None
-    if isinstance(tools, (str, bytes)) or not _is_sequence(tools):
+    if isinstance(tools, (str, bytes, BaseTool)):
         msg = (
             f"`tools` must be a list of tool names or BaseTool instances, but got "
             f"{_describe(tools)}. Wrap a single tool in a list: tools=[{_short.repr(tools)}]."
+        )
+        raise TypeError(msg)
+    if not _is_sequence(tools):
+        msg = (
+            f"`tools` must be a list of tool names or BaseTool instances, but got "
+            f"{_describe(tools)}. Pass a list, e.g. tools=list(...)."
         )
         raise TypeError(msg)
     if not tools:

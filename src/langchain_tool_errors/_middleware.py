@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, overload
+from typing import Any, Generic, Union, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import ToolMessage
@@ -43,9 +43,9 @@ _C = TypeVar("_C", bound=ToolErrorContent)
 _C2 = TypeVar("_C2", bound=ToolErrorContent)
 _E = TypeVar("_E", bound=Exception)
 
-ToolSelection: TypeAlias = (
-    "list[str | BaseTool] | list[str] | tuple[str | BaseTool, ...] | Sequence[BaseTool]"
-)
+ToolSelection: TypeAlias = Union[
+    list[Union[str, BaseTool]], list[str], tuple[Union[str, BaseTool], ...], Sequence[BaseTool]
+]
 """The tools a middleware handles: names or `BaseTool`s, in a list or tuple (never a bare str)."""
 
 _StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]

@@ -8,7 +8,7 @@ one instance serves any number of threads and concurrent runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Union
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 from pydantic import SkipValidation
 from typing_extensions import TypeAlias, override
 
-ScriptStep: TypeAlias = "AIMessage | Callable[[Sequence[BaseMessage]], AIMessage]"
+ScriptStep: TypeAlias = Union[AIMessage, Callable[[Sequence[BaseMessage]], AIMessage]]
 """One model reply: a fixed `AIMessage`, or a function of the conversation so far."""
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 import functools
 import inspect
 import reprlib
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from typing_extensions import TypeIs
+from typing_extensions import TypeIs, TypeVar
+
+_T = TypeVar("_T")
 
 _short = reprlib.Repr()
 _short.maxstring = 60
@@ -93,7 +95,9 @@ def _is_tuple(value: object) -> TypeIs[tuple[object, ...]]:
     return isinstance(value, tuple)
 
 
-def require_exception_types(exceptions: object) -> tuple[type[Exception], ...]:
+def require_exception_types(
+    exceptions: object, argument: str = "exceptions"
+) -> tuple[type[Exception], ...]:
     """`exceptions` is an `Exception` subclass, or a non-empty tuple of them.
 
     LangGraph's control-flow signals are refused: they always propagate, so naming them
@@ -105,7 +109,7 @@ def require_exception_types(exceptions: object) -> tuple[type[Exception], ...]:
     items: tuple[object, ...] = exceptions if _is_tuple(exceptions) else (exceptions,)
     if not items:
         msg = (
-            "`exceptions=()` selects no exception, so no failure would ever be handled. "
+            f"`{argument}=()` selects no exception, so no failure would ever be handled. "
             "Pass an exception type, a tuple of them, or leave the default (Exception)."
         )
         raise ValueError(msg)
@@ -113,14 +117,14 @@ def require_exception_types(exceptions: object) -> tuple[type[Exception], ...]:
     for item in items:
         if not (_is_type(item) and issubclass(item, Exception)):
             msg = (
-                "`exceptions` must be an Exception subclass or a tuple of them, "
+                f"`{argument}` must be an Exception subclass or a tuple of them, "
                 f"but got {_describe(exceptions)}. For example: exceptions=ValueError "
                 "or exceptions=(ValueError, KeyError)."
             )
             raise TypeError(msg)
         if issubclass(item, GraphBubbleUp):
             msg = (
-                f"`exceptions` names {item.__name__}, a LangGraph control-flow signal; "
+                f"`{argument}` names {item.__name__}, a LangGraph control-flow signal; "
                 "those always propagate and never reach a handler. Remove it."
             )
             raise ValueError(msg)
@@ -190,8 +194,12 @@ def require_name(name: object) -> str:
     return name
 
 
-def require_awaitable(result: object, exc: Exception) -> Awaitable[object]:
-    """What `aon_error` returned can be awaited."""
+def require_awaitable(result: _T, exc: Exception) -> _T:
+    """What `aon_error` returned can be awaited.
+
+    Returns:
+        `result`, unchanged.
+    """
     if not inspect.isawaitable(result):
         msg = (
             f"`aon_error` must return an awaitable (be an async function), but it returned "

@@ -49,9 +49,10 @@ ToolSelection: TypeAlias = Union[
 """The tools a middleware handles: names or `BaseTool`s, in a list or tuple (never a bare str)."""
 
 _StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]
+_StoredAsyncHandler: TypeAlias = Callable[[Any, ToolCallRequest], Awaitable[object]]
 # A stored handler takes `Any` for the exception: the `except` clause only lets through
 # instances of `exceptions`, which the overloads tie to the handler's exception type, but
-# no checker can relate a runtime tuple of types to that type parameter. Its result is
+# no checker can relate a runtime tuple of types to that type parameter. What it gives is
 # `object` because it is checked at run time before anything reaches the model.
 
 _ASYNC_ONLY = (
@@ -61,7 +62,8 @@ _ASYNC_ONLY = (
 )
 
 
-def _tool_name(request: ToolCallRequest) -> str:
+def tool_name(request: ToolCallRequest) -> str:
+    """The name of the tool a request calls: its `BaseTool`'s, else the name the model gave."""
     tool = request.tool
     return tool.name if tool is not None else request.tool_call["name"]
 
@@ -168,7 +170,7 @@ class ToolErrorMiddleware(
         self,
         on_error: _StoredHandler | None = None,
         *,
-        aon_error: _StoredHandler | None = None,
+        aon_error: _StoredAsyncHandler | None = None,
         exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
         tools: ToolSelection | None = None,
         name: str | None = None,
@@ -226,11 +228,11 @@ class ToolErrorMiddleware(
     def _error_message(
         self, argument: str, content: object, exc: Exception, request: ToolCallRequest
     ) -> ToolMessage:
-        tool_name = _tool_name(request)
+        name = tool_name(request)
         return ToolMessage(
             content=require_content(argument, content, exc),
-            tool_call_id=require_tool_call_id(request, tool_name, exc),
-            name=tool_name,
+            tool_call_id=require_tool_call_id(request, name, exc),
+            name=name,
             status="error",
         )
 
@@ -257,7 +259,7 @@ class ToolErrorMiddleware(
         on_error = self._on_error
         if on_error is None:
             raise NotImplementedError(_ASYNC_ONLY.format(name=self._name))
-        if self._tool_names is not None and _tool_name(request) not in self._tool_names:
+        if self._tool_names is not None and tool_name(request) not in self._tool_names:
             return handler(request)
         try:
             return handler(request)
@@ -288,7 +290,7 @@ class ToolErrorMiddleware(
             TypeError: `aon_error` returned something that cannot be awaited, or a handler
                 gave something that is not content; chained to the tool's exception.
         """
-        if self._tool_names is not None and _tool_name(request) not in self._tool_names:
+        if self._tool_names is not None and tool_name(request) not in self._tool_names:
             return await handler(request)
         try:
             return await handler(request)

@@ -208,7 +208,7 @@ def test_aon_error_returning_a_non_awaitable_fails_chained_at_call_time() -> Non
     tool_error = ConnectionError("db down")
     agent = build_agent(
         [failing_tool("search", tool_error)],
-        [ToolErrorMiddleware(aon_error=sync_handler)],  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+        [ToolErrorMiddleware(aon_error=sync_handler)],  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
         [call("search", "c1")],
     )
 

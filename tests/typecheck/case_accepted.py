@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 # create_agent's `checkpointer` parameter is langgraph's `Checkpointer` alias, which leaves
@@ -10,7 +11,7 @@ from typing import Any
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ContentBlock, TextContentBlock, ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from typing_extensions import TypedDict, assert_type
@@ -24,6 +25,12 @@ from langchain_tool_errors import (
     ToolErrorMiddleware,
 )
 from langchain_tool_errors._scripted_model import ScriptedChatModel
+from langchain_tool_errors.handlers import (
+    alog_handled,
+    log_handled,
+    report_messages_of,
+    report_type_only,
+)
 
 
 def maybe_text(exc: Exception, request: ToolCallRequest) -> str | None:
@@ -199,3 +206,20 @@ def call_hooks(request: ToolCallRequest) -> None:
     narrow.wrap_tool_call(request, execute)
     sync_capable: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable] = narrow
     sync_capable.wrap_tool_call(request, execute)
+
+
+# The ready-made handlers.
+assert_type(report_type_only, Callable[[Exception, ToolCallRequest], str])
+safe_sync: OnError[str] = report_type_only
+assert_type(report_messages_of(ToolException), OnError[str])
+assert_type(log_handled(report_type_only), OnError[str, Exception])
+assert_type(log_handled(value_error_only), OnError[str, ValueError])
+assert_type(alog_handled(amaybe_text), AOnError[str, Exception])
+assert_type(
+    ToolErrorMiddleware(log_handled(report_messages_of(ToolException))),
+    ToolErrorMiddleware[str, Exception, SyncCapable],
+)
+assert_type(
+    ToolErrorMiddleware(aon_error=alog_handled(ablocks)),
+    ToolErrorMiddleware[list[ContentBlock], Exception, AsyncOnly],
+)

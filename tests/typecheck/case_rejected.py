@@ -13,6 +13,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from langchain_tool_errors import AOnError, OnError, ToolErrorMiddleware
+from langchain_tool_errors.handlers import alog_handled, log_handled, report_messages_of
 
 
 def on_error(exc: Exception, request: ToolCallRequest) -> str | None:
@@ -57,8 +58,8 @@ ToolErrorMiddleware(None)  # type: ignore[call-overload]  # pyright: ignore[repo
 # An async function where a sync one is expected, and the other way round.
 ToolErrorMiddleware(aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 ToolErrorMiddleware(on_error=aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
-ToolErrorMiddleware(aon_error=on_error)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
-ToolErrorMiddleware(on_error, aon_error=on_error)  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue, reportArgumentType]
+ToolErrorMiddleware(aon_error=on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(on_error, aon_error=on_error)  # type: ignore[arg-type]  # pyright: ignore[reportCallIssue, reportArgumentType]
 # A handler whose result is not content.
 ToolErrorMiddleware(returns_int)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 ToolErrorMiddleware(returns_int_list)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
@@ -80,3 +81,9 @@ sync_as_async: AOnError[str] = on_error  # type: ignore[assignment]  # pyright: 
 not_content: OnError[int]  # type: ignore[type-var]  # pyright: ignore[reportInvalidTypeArguments]
 # The sync entry point of an async-only middleware.
 ToolErrorMiddleware(aon_error=aon_error).wrap_tool_call  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+# The ready-made handlers' factories and wrappers.
+report_messages_of("ToolException")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+report_messages_of(KeyboardInterrupt)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+log_handled(aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+alog_handled(on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+ToolErrorMiddleware(aon_error=log_handled(on_error))  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]

@@ -1,15 +1,15 @@
-"""Test-run plumbing: the static checks' summary printed at the end of the run."""
+"""Test-run plumbing: the figures the suite measures, printed at the end of the run."""
 
 from __future__ import annotations
 
 import pytest
 
-STATIC_SUMMARY: list[str] = []
-"""Lines the static checks add, printed after the test results."""
+FIGURES: list[str] = []
+"""Lines the tests add (table sizes, example counts, static cases), printed after the results."""
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if STATIC_SUMMARY:
-        terminalreporter.section("static guarantees")
-        for line in STATIC_SUMMARY:
+    if FIGURES:
+        terminalreporter.section("figures")
+        for line in FIGURES:
             terminalreporter.write_line(line)

@@ -20,7 +20,8 @@ from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from langchain_tool_errors import ToolErrorMiddleware
-from tests._agents import PATHS, Path, build_agent, call, echo_tool, failing_tool, run
+from tests._agents import Path, build_agent, call, echo_tool, failing_tool, run
+from tests.conftest import FIGURES
 
 
 def sync_handler(exc: Exception, request: ToolCallRequest) -> str:
@@ -149,52 +150,88 @@ def test_handlers_that_are_fine_construct() -> None:
     ToolErrorMiddleware(sync_handler, exceptions=(ValueError, KeyError), tools=("a", "b"))
 
 
-def _returning(value: object) -> Callable[[Exception, ToolCallRequest], Any]:
-    def handler(exc: Exception, request: ToolCallRequest) -> Any:
-        return value
+@dataclass(frozen=True)
+class Route:
+    """Which handler gives the bad return, and on which execution path."""
 
-    return handler
+    argument: str
+    path: Path
 
 
-BAD_CONTENT: dict[str, tuple[object, tuple[str, ...]]] = {
-    "int": (42, ("42 (int)",)),
-    "bool": (False, ("False (bool)",)),
-    "dict": ({"a": 1}, ("(dict)",)),
-    "bytes": (b"secret", ("(bytes)",)),
-    "float": (1.5, ("1.5 (float)",)),
-    "list of ints": ([1, 2], ("item 0", "1 (int)")),
-    "list of strings": (["plain"], ("item 0", "'plain' (str)")),
-    "block without a type": ([{"text": "x"}], ("item 0", '"type"')),
-    "block with a non-string type": ([{"type": 1, "text": "x"}], ("item 0",)),
-    "nested list": ([[{"type": "text", "text": "x"}]], ("item 0", "(list)")),
-    "block after a good one": ([{"type": "text", "text": "ok"}, 3], ("item 1", "3 (int)")),
+ROUTES = {
+    "on_error, sync path": Route("on_error", "sync"),
+    "on_error, async path": Route("on_error", "async"),
+    "aon_error, async path": Route("aon_error", "async"),
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("value,words", BAD_CONTENT.values(), ids=BAD_CONTENT.keys())
-def test_handler_content_that_is_not_content_fails_chained_and_reaches_no_model(
-    path: Path, value: object, words: tuple[str, ...]
+def _middleware_returning(value: Callable[[], object], route: Route) -> ToolErrorMiddleware:
+    """A middleware whose `route.argument` handler returns `value()` (a new one per call)."""
+
+    def on_error(exc: Exception, request: ToolCallRequest) -> Any:
+        return value()
+
+    async def aon_error(exc: Exception, request: ToolCallRequest) -> Any:
+        return value()
+
+    if route.argument == "on_error":
+        return ToolErrorMiddleware(on_error)
+    return ToolErrorMiddleware(aon_error=aon_error)
+
+
+async def _coroutine() -> str:
+    return "content"
+
+
+BAD_RETURNS: dict[str, tuple[Callable[[], object], tuple[str, ...]]] = {
+    "int": (lambda: 42, ("42 (int)",)),
+    "bool": (lambda: False, ("False (bool)",)),
+    "dict": (lambda: {"a": 1}, ("(dict)",)),
+    "bytes": (lambda: b"secret", ("(bytes)",)),
+    "float": (lambda: 1.5, ("1.5 (float)",)),
+    "object": (object, ("(object)",)),
+    "list of ints": (lambda: [1, 2], ("item 0", "1 (int)")),
+    "list of strings": (lambda: ["plain"], ("item 0", "'plain' (str)")),
+    "block without a type": (lambda: [{"text": "x"}], ("item 0", '"type"')),
+    "block with a non-string type": (lambda: [{"type": 1, "text": "x"}], ("item 0",)),
+    "nested list": (lambda: [[{"type": "text", "text": "x"}]], ("item 0", "(list)")),
+    "tuple holding a non-block": (lambda: ({"type": "text", "text": "ok"}, 3), ("item 1",)),
+    "a coroutine": (_coroutine, ("awaitable", "aon_error=")),
+}
+
+FIGURES.append(
+    f"bad-input matrix: {len(CONSTRUCTION)} constructor rows, {len(BAD_RETURNS)} handler-return "
+    f"rows x {len(ROUTES)} routes = {len(CONSTRUCTION) + len(BAD_RETURNS) * len(ROUTES)} cases"
+)
+
+
+@pytest.mark.parametrize("route", ROUTES.values(), ids=ROUTES.keys())
+@pytest.mark.parametrize("value,words", BAD_RETURNS.values(), ids=BAD_RETURNS.keys())
+def test_a_handler_return_that_is_not_content_fails_chained_and_reaches_no_model(
+    route: Route, value: Callable[[], object], words: tuple[str, ...]
 ) -> None:
     tool_error = ConnectionError("db down")
     checkpointer = InMemorySaver()
     agent = build_agent(
         [failing_tool("search", tool_error)],
-        [ToolErrorMiddleware(_returning(value))],
+        [_middleware_returning(value, route)],
         [call("search", "c1")],
         checkpointer=checkpointer,
     )
-    config: Any = {"configurable": {"thread_id": "bad-content"}}
+    config: Any = {"configurable": {"thread_id": "bad-return"}}
 
-    with pytest.raises(TypeError) as raised:
-        run(agent, path, config=config)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(TypeError) as raised:
+            run(agent, route.path, config=config)
+        gc.collect()
 
     assert raised.value.__cause__ is tool_error
-    assert "`on_error`" in str(raised.value)
-    assert "Nothing was sent to the model" in str(raised.value)
+    assert f"`{route.argument}`" in str(raised.value)
     for word in words:
         assert word in str(raised.value)
     assert _tool_messages_saved(checkpointer, config) == []
+    assert [w for w in caught if "never awaited" in str(w.message)] == []
 
 
 def _tool_messages_saved(checkpointer: InMemorySaver, config: Any) -> list[ToolMessage]:
@@ -206,41 +243,19 @@ def _tool_messages_saved(checkpointer: InMemorySaver, config: Any) -> list[ToolM
 
 def test_aon_error_returning_a_non_awaitable_fails_chained_at_call_time() -> None:
     tool_error = ConnectionError("db down")
+    checkpointer = InMemorySaver()
     agent = build_agent(
         [failing_tool("search", tool_error)],
         [ToolErrorMiddleware(aon_error=sync_handler)],  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
         [call("search", "c1")],
+        checkpointer=checkpointer,
     )
+    config: Any = {"configurable": {"thread_id": "not-awaitable"}}
 
     with pytest.raises(TypeError) as raised:
-        run(agent, "async")
+        run(agent, "async", config=config)
 
     assert raised.value.__cause__ is tool_error
     assert "`aon_error`" in str(raised.value) and "'handled' (str)" in str(raised.value)
     assert "async def" in str(raised.value)
-
-
-@pytest.mark.parametrize("path", PATHS)
-def test_a_sync_handler_returning_a_coroutine_fails_and_leaves_no_unawaited_warning(
-    path: Path,
-) -> None:
-    tool_error = ConnectionError("db down")
-
-    def returns_coroutine(exc: Exception, request: ToolCallRequest) -> Any:
-        return async_handler(exc, request)
-
-    agent = build_agent(
-        [failing_tool("search", tool_error)],
-        [ToolErrorMiddleware(returns_coroutine)],
-        [call("search", "c1")],
-    )
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with pytest.raises(TypeError) as raised:
-            run(agent, path)
-        gc.collect()
-
-    assert raised.value.__cause__ is tool_error
-    assert "awaitable" in str(raised.value) and "aon_error=" in str(raised.value)
-    assert [w for w in caught if "never awaited" in str(w.message)] == []
+    assert _tool_messages_saved(checkpointer, config) == []

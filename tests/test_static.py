@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import STATIC_SUMMARY
+from tests.conftest import FIGURES
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "typecheck"
@@ -64,7 +64,7 @@ def test_checker_reports_nothing_and_every_rejected_case_is_an_error(checker: st
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert clean in result.stdout
-    STATIC_SUMMARY.append(
+    FIGURES.append(
         f"{checker}: clean over src/ and tests/; {_must_pass_statements()} must-pass "
         f"statements, {_must_fail_lines(marker)} must-fail lines"
     )
@@ -77,7 +77,7 @@ def test_public_api_is_fully_typed_and_documented() -> None:
     assert score is not None, result.stdout + result.stderr
     assert float(score.group(1)) == 100.0, result.stdout
     assert result.returncode == 0, result.stdout
-    STATIC_SUMMARY.append(f"pyright --verifytypes: {score.group(1)}% type completeness")
+    FIGURES.append(f"pyright --verifytypes: {score.group(1)}% type completeness")
 
 
 def test_src_has_no_bare_ignores_and_every_ignore_says_why() -> None:

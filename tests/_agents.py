@@ -18,7 +18,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.types import Command
 
-from langchain_tool_errors._scripted_model import ScriptedChatModel
+from langchain_tool_errors._scripted_model import ScriptedChatModel, ScriptStep
 
 Path = Literal["sync", "async"]
 PATHS: tuple[Path, ...] = ("sync", "async")
@@ -56,11 +56,11 @@ def build_agent(
     calls: Sequence[ToolCall],
     *,
     checkpointer: BaseCheckpointSaver[str] | None = None,
+    answer: ScriptStep | None = None,
 ) -> Agent:
-    """An agent whose model makes `calls` in one turn, then answers "done"."""
-    model = ScriptedChatModel(
-        script=[AIMessage(content="", tool_calls=list(calls)), AIMessage(content="done")]
-    )
+    """An agent whose model makes `calls` in one turn, then gives `answer` (default "done")."""
+    final = answer if answer is not None else AIMessage(content="done")
+    model = ScriptedChatModel(script=[AIMessage(content="", tool_calls=list(calls)), final])
     agent: Agent = create_agent(
         model, tools=list(tools), middleware=list(middleware), checkpointer=checkpointer
     )

@@ -33,13 +33,19 @@ class Agent(Protocol):
     """
 
     def invoke(
-        self, input: InputAgentState | Command[Any], config: RunnableConfig | None = None, /
+        self,
+        input: InputAgentState | Command[Any] | None,
+        config: RunnableConfig | None = None,
+        /,
     ) -> dict[str, Any]:
         """Run the agent on the sync path."""
         ...
 
     async def ainvoke(
-        self, input: InputAgentState | Command[Any], config: RunnableConfig | None = None, /
+        self,
+        input: InputAgentState | Command[Any] | None,
+        config: RunnableConfig | None = None,
+        /,
     ) -> dict[str, Any]:
         """Run the agent on the async path."""
         ...
@@ -78,6 +84,13 @@ def run(
     if path == "sync":
         return agent.invoke(payload, config)
     return asyncio.run(agent.ainvoke(payload, config))
+
+
+def rerun(agent: Agent, path: Path, config: RunnableConfig) -> dict[str, Any]:
+    """Run a failed thread again from its last checkpoint (input `None`)."""
+    if path == "sync":
+        return agent.invoke(None, config)
+    return asyncio.run(agent.ainvoke(None, config))
 
 
 def question() -> InputAgentState:

@@ -269,17 +269,25 @@ def test_no_handler_is_both_a_type_error_and_a_value_error() -> None:
     assert "on_error" in str(raised.value) and "aon_error" in str(raised.value)
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_a_raising_handler_propagates_with_the_tool_exception_as_context(path: Path) -> None:
+@pytest.mark.parametrize(
+    "path,handler", [("sync", "on_error"), ("async", "on_error"), ("async", "aon_error")]
+)
+def test_a_raising_handler_propagates_with_the_tool_exception_as_context(
+    path: Path, handler: str
+) -> None:
     tool_error = ConnectionError("reset")
     handler_error = RuntimeError("handler bug")
 
     def broken(exc: Exception, request: ToolCallRequest) -> str:
         raise handler_error
 
-    agent = build_agent(
-        [failing_tool("search", tool_error)], [ToolErrorMiddleware(broken)], [call("search", "c1")]
+    async def abroken(exc: Exception, request: ToolCallRequest) -> str:
+        raise handler_error
+
+    middleware = (
+        ToolErrorMiddleware(broken) if handler == "on_error" else ToolErrorMiddleware(aon_error=abroken)
     )
+    agent = build_agent([failing_tool("search", tool_error)], [middleware], [call("search", "c1")])
 
     with pytest.raises(RuntimeError) as raised:
         run(agent, path)

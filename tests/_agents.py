@@ -24,7 +24,6 @@ Path = Literal["sync", "async"]
 PATHS: tuple[Path, ...] = ("sync", "async")
 
 
-
 class Agent(Protocol):
     """What the tests use of a compiled agent.
 

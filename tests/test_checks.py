@@ -206,7 +206,7 @@ FIGURES.append(
 
 
 @pytest.mark.parametrize("route", ROUTES.values(), ids=ROUTES.keys())
-@pytest.mark.parametrize("value,words", BAD_RETURNS.values(), ids=BAD_RETURNS.keys())
+@pytest.mark.parametrize(("value", "words"), BAD_RETURNS.values(), ids=BAD_RETURNS.keys())
 def test_a_handler_return_that_is_not_content_fails_chained_and_reaches_no_model(
     route: Route, value: Callable[[], object], words: tuple[str, ...]
 ) -> None:
@@ -256,6 +256,7 @@ def test_aon_error_returning_a_non_awaitable_fails_chained_at_call_time() -> Non
         run(agent, "async", config=config)
 
     assert raised.value.__cause__ is tool_error
-    assert "`aon_error`" in str(raised.value) and "'handled' (str)" in str(raised.value)
+    assert "`aon_error`" in str(raised.value)
+    assert "'handled' (str)" in str(raised.value)
     assert "async def" in str(raised.value)
     assert _tool_messages_saved(checkpointer, config) == []

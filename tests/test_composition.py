@@ -54,9 +54,7 @@ class Seen:
 
 
 def retry(on_failure: Any = "error") -> ToolRetryMiddleware:
-    return ToolRetryMiddleware(
-        max_retries=2, on_failure=on_failure, initial_delay=0, jitter=False
-    )
+    return ToolRetryMiddleware(max_retries=2, on_failure=on_failure, initial_delay=0, jitter=False)
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -179,4 +177,5 @@ def test_an_unhandled_failure_fails_the_step_and_a_rerun_completes_it(path: Path
     assert result["messages"][-1].content == "done"
     assert payments.runs["charge"] == 2
     # Siblings that finished before the failure are kept and not run again; the others are.
-    assert 1 <= payments.runs["lookup"] <= 2 and 1 <= payments.runs["search"] <= 2
+    assert 1 <= payments.runs["lookup"] <= 2
+    assert 1 <= payments.runs["search"] <= 2

@@ -24,7 +24,11 @@ ROOT = FilePath(__file__).resolve().parent.parent
 def _phase(phase: str, db: FilePath, handler_log: FilePath, path: Path) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "tests._durable", phase, str(db), str(handler_log), path],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -71,7 +71,7 @@ MESSAGES_OF = {
 
 
 @pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("error,expected", MESSAGES_OF.values(), ids=MESSAGES_OF.keys())
+@pytest.mark.parametrize(("error", "expected"), MESSAGES_OF.values(), ids=MESSAGES_OF.keys())
 def test_report_messages_of_passes_only_the_listed_types_messages(
     path: Path, error: Exception, expected: str
 ) -> None:
@@ -94,14 +94,14 @@ def test_report_messages_of_names_itself_after_its_types() -> None:
 
 
 @pytest.mark.parametrize(
-    "types,error",
+    ("types", "error"),
     [((), ValueError), (("ToolException",), TypeError), ((KeyboardInterrupt,), TypeError)],
     ids=["no types", "a string", "not an Exception subclass"],
 )
 def test_report_messages_of_refuses_what_is_not_exception_types(
     types: tuple[Any, ...], error: type[Exception]
 ) -> None:
-    with pytest.raises(error, match="exception.type"):
+    with pytest.raises(error, match=r"exception.type"):
         report_messages_of(*types)
 
 
@@ -120,10 +120,13 @@ def test_log_handled_logs_the_traceback_and_no_request_payload(
 
     [record] = [r for r in caplog.records if r.name == "langchain_tool_errors"]
     assert record.levelno == logging.WARNING
-    assert record.exc_info is not None and record.exc_info[1] is LEAKY
-    assert "'search'" in record.getMessage() and "c1" in record.getMessage()
+    assert record.exc_info is not None
+    assert record.exc_info[1] is LEAKY
+    assert "'search'" in record.getMessage()
+    assert "c1" in record.getMessage()
     assert "card 4111" not in record.getMessage()
-    assert "Traceback" in caplog.text and "hunter2" in caplog.text  # operators keep detail
+    assert "Traceback" in caplog.text
+    assert "hunter2" in caplog.text
     assert tool_messages(result)["c1"].content == "Tool `search` failed with ConnectionError."
 
 
@@ -163,7 +166,9 @@ def test_declined_exceptions_are_not_logged(caplog: pytest.LogCaptureFixture) ->
         return None
 
     agent = build_agent(
-        [failing_tool("search", LEAKY)], [ToolErrorMiddleware(log_handled(decline))], [call("search", "c1")]
+        [failing_tool("search", LEAKY)],
+        [ToolErrorMiddleware(log_handled(decline))],
+        [call("search", "c1")],
     )
 
     with caplog.at_level(logging.DEBUG, logger=LOGGER.name), pytest.raises(ConnectionError):
@@ -197,7 +202,8 @@ def test_disclosure_nothing_secret_reaches_the_model_or_the_middleware_span(path
     created: list[Any] = client.create_run.call_args_list
     updated: list[Any] = client.update_run.call_args_list
     spans = [c.kwargs for c in created if c.kwargs.get("name") == hook]
-    assert len(spans) == 1 and spans[0]["inputs"] == {}
+    assert len(spans) == 1
+    assert spans[0]["inputs"] == {}
     ends = [c.kwargs for c in updated if c.args and c.args[0] == spans[0]["id"]]
     ends += [c.kwargs for c in updated if c.kwargs.get("run_id") == spans[0]["id"]]
     assert ends, "the span's end (its outputs) was recorded"

@@ -68,7 +68,8 @@ def test_handler_content_becomes_an_error_tool_message_the_model_reads(path: Pat
     assert message.name == "search"
     assert message.tool_call_id == "c1"
     final = result["messages"][-1]
-    assert isinstance(final, AIMessage) and final.content == "done"
+    assert isinstance(final, AIMessage)
+    assert final.content == "done"
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -108,7 +109,9 @@ def test_handler_returning_none_reraises_the_original_exception_object(path: Pat
 
 def test_async_path_uses_aon_error_and_sync_path_uses_on_error() -> None:
     middleware = ToolErrorMiddleware(explain, aon_error=aexplain)
-    agent = build_agent([failing_tool("search", KeyError("k"))], [middleware], [call("search", "c1")])
+    agent = build_agent(
+        [failing_tool("search", KeyError("k"))], [middleware], [call("search", "c1")]
+    )
 
     assert tool_messages(run(agent, "sync"))["c1"].content == "search failed: KeyError"
     assert tool_messages(run(agent, "async"))["c1"].content == "async: search failed: KeyError"
@@ -116,7 +119,9 @@ def test_async_path_uses_aon_error_and_sync_path_uses_on_error() -> None:
 
 def test_async_path_falls_back_to_on_error() -> None:
     agent = build_agent(
-        [failing_tool("search", KeyError("k"))], [ToolErrorMiddleware(explain)], [call("search", "c1")]
+        [failing_tool("search", KeyError("k"))],
+        [ToolErrorMiddleware(explain)],
+        [call("search", "c1")],
     )
 
     assert tool_messages(run(agent, "async"))["c1"].content == "search failed: KeyError"
@@ -146,7 +151,8 @@ def test_async_only_middleware_refuses_the_sync_path_before_the_tool_runs() -> N
         run(agent, "sync")
 
     assert isinstance(raised.value, RuntimeError)
-    assert "ainvoke" in str(raised.value) and "on_error" in str(raised.value)
+    assert "ainvoke" in str(raised.value)
+    assert "on_error" in str(raised.value)
     assert ran == []
 
 
@@ -163,7 +169,7 @@ def test_tools_filter_leaves_other_tools_untouched(path: Path, by: str) -> None:
     handled = run(build_agent([search, lookup], [middleware], [call("search", "c1")]), path)
     assert tool_messages(handled)["c1"].content == "handled"
 
-    with pytest.raises(ValueError) as raised:
+    with pytest.raises(ValueError, match="lookup broke") as raised:
         run(build_agent([search, lookup], [middleware], [call("lookup", "c2")]), path)
     assert raised.value is error
     assert len(calls.seen) == 1
@@ -178,7 +184,9 @@ def test_interrupt_pauses_the_run_and_never_reaches_the_handler(path: Path) -> N
     tool = StructuredTool.from_function(approve, name="approve", description="asks a human")
     calls = Calls()
     agent = build_agent(
-        [tool], [ToolErrorMiddleware(calls.handler)], [call("approve", "c1")],
+        [tool],
+        [ToolErrorMiddleware(calls.handler)],
+        [call("approve", "c1")],
         checkpointer=InMemorySaver(),
     )
     config: Any = {"configurable": {"thread_id": f"interrupt-{path}"}}
@@ -206,11 +214,13 @@ def test_control_flow_signals_propagate_even_when_all_exceptions_are_selected(pa
     async def araise_signal(_request: ToolCallRequest) -> ToolMessage:
         raise signal
 
-    with pytest.raises(GraphBubbleUp) as raised:
+    def call_hook() -> object:
         if path == "sync":
-            middleware.wrap_tool_call(request, raise_signal)
-        else:
-            asyncio.run(middleware.awrap_tool_call(request, araise_signal))
+            return middleware.wrap_tool_call(request, raise_signal)
+        return asyncio.run(middleware.awrap_tool_call(request, araise_signal))
+
+    with pytest.raises(GraphBubbleUp) as raised:
+        call_hook()
 
     assert raised.value is signal
     assert calls.seen == []
@@ -266,11 +276,12 @@ def test_no_handler_is_both_a_type_error_and_a_value_error() -> None:
         ToolErrorMiddleware()  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]
 
     assert isinstance(raised.value, ValueError)
-    assert "on_error" in str(raised.value) and "aon_error" in str(raised.value)
+    assert "on_error" in str(raised.value)
+    assert "aon_error" in str(raised.value)
 
 
 @pytest.mark.parametrize(
-    "path,handler", [("sync", "on_error"), ("async", "on_error"), ("async", "aon_error")]
+    ("path", "handler"), [("sync", "on_error"), ("async", "on_error"), ("async", "aon_error")]
 )
 def test_a_raising_handler_propagates_with_the_tool_exception_as_context(
     path: Path, handler: str
@@ -285,7 +296,9 @@ def test_a_raising_handler_propagates_with_the_tool_exception_as_context(
         raise handler_error
 
     middleware = (
-        ToolErrorMiddleware(broken) if handler == "on_error" else ToolErrorMiddleware(aon_error=abroken)
+        ToolErrorMiddleware(broken)
+        if handler == "on_error"
+        else ToolErrorMiddleware(aon_error=abroken)
     )
     agent = build_agent([failing_tool("search", tool_error)], [middleware], [call("search", "c1")])
 
@@ -325,9 +338,7 @@ def test_named_instances_give_each_tool_its_own_policy_in_one_agent(path: Path) 
         ToolErrorMiddleware(lambda e, r: "search is down", tools=["search"], name="search_errors"),
         ToolErrorMiddleware(lambda e, r: "no such record", tools=["lookup"], name="lookup_errors"),
     ]
-    agent = build_agent(
-        [search, lookup], middleware, [call("search", "c1"), call("lookup", "c2")]
-    )
+    agent = build_agent([search, lookup], middleware, [call("search", "c1"), call("lookup", "c2")])
 
     messages = tool_messages(run(agent, path))
 
@@ -343,7 +354,9 @@ def test_a_call_without_an_id_raises_a_clear_error_chained_to_the_tool_exception
     error = ConnectionError("reset")
     tool_call = call("search", "c1")
     tool_call["id"] = None
-    agent = build_agent([failing_tool("search", error)], [ToolErrorMiddleware(explain)], [tool_call])
+    agent = build_agent(
+        [failing_tool("search", error)], [ToolErrorMiddleware(explain)], [tool_call]
+    )
 
     with pytest.raises(ValueError, match="`search` has no id") as raised:
         run(agent, path)
@@ -359,6 +372,5 @@ def test_middleware_repr_shows_its_configuration() -> None:
     text = repr(middleware)
 
     assert "exceptions=('KeyError', 'TimeoutError')" in text
-    assert "tools=['a', 'b']" in text and "name='mine'" in text
-
-
+    assert "tools=['a', 'b']" in text
+    assert "name='mine'" in text

@@ -28,7 +28,11 @@ def _run(*command: str) -> subprocess.CompletedProcess[str]:
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
     return subprocess.run(
-        [sys.executable, "-m", *command], cwd=ROOT, env=env, capture_output=True, text=True,
+        [sys.executable, "-m", *command],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
         check=False,
     )
 
@@ -90,3 +94,11 @@ def test_src_has_no_bare_ignores_and_every_ignore_says_why() -> None:
                 assert "#" in context.replace("# pyright: ignore", "").replace(
                     "# type: ignore", ""
                 ), f"{path}:{number} needs a comment saying why"
+
+
+def test_ruff_lint_and_format_are_clean() -> None:
+    lint = _run("ruff", "check", "src", "tests")
+    form = _run("ruff", "format", "--check", "src", "tests")
+
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    assert form.returncode == 0, form.stdout + form.stderr

@@ -11,6 +11,7 @@ from unittest import mock
 
 import langsmith
 import pytest
+
 # langsmith annotates `tracing_context`'s `parent` as a bare `Mapping`, which pyright strict
 # reports as partially unknown.
 from langsmith.run_helpers import tracing_context  # pyright: ignore[reportUnknownVariableType]
@@ -36,8 +37,10 @@ def test_hook_spans_record_no_tool_arguments_or_state(path: Path) -> None:
     with tracing_context(enabled=True, client=client, project_name="test"):
         run(agent, path)
 
-    hook = "ToolErrorMiddleware.wrap_tool_call" if path == "sync" else (
-        "ToolErrorMiddleware.awrap_tool_call"
+    hook = (
+        "ToolErrorMiddleware.wrap_tool_call"
+        if path == "sync"
+        else ("ToolErrorMiddleware.awrap_tool_call")
     )
     spans = _spans(client, hook)
     assert len(spans) == 1

@@ -68,9 +68,7 @@ def build_agent() -> Runnable[InputAgentState, dict[str, Any]]:
         script=[
             AIMessage(
                 content="",
-                tool_calls=[
-                    {"name": "get_weather", "args": {"city": "Atlantis"}, "id": "call_1"}
-                ],
+                tool_calls=[{"name": "get_weather", "args": {"city": "Atlantis"}, "id": "call_1"}],
             ),
             _retry_with_known_city,
             _answer,

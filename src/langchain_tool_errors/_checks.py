@@ -34,7 +34,7 @@ def _describe(value: object) -> str:
 
 
 class MissingHandlerError(TypeError, ValueError):
-    """No handler was given. A `TypeError` like the static error, a `ValueError` like langchain's."""
+    """No handler: a `TypeError` like the static error, a `ValueError` like langchain's."""
 
 
 def require_a_handler(on_error: object, aon_error: object) -> None:
@@ -72,7 +72,7 @@ def is_async_callable(handler: object) -> bool:
         return True
     if inspect.isroutine(handler) or inspect.isclass(handler):
         return False
-    call = getattr(type(handler), "__call__", None)
+    call = type(handler).__call__ if callable(handler) else None
     return inspect.iscoroutinefunction(call) or inspect.isasyncgenfunction(call)
 
 
@@ -266,7 +266,7 @@ def require_content(
     msg = (
         f"`{argument}` must return a str, a list of content blocks, or None (to re-raise), "
         f"but it returned {_describe(content)}. Nothing was sent to the model; return "
-        "str(...) or a list such as [{\"type\": \"text\", \"text\": \"...\"}]."
+        'str(...) or a list such as [{"type": "text", "text": "..."}].'
     )
     raise TypeError(msg) from exc
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, Union, overload
+from typing import Any, Generic, TypeAlias, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import ToolMessage
@@ -11,7 +11,7 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, TracePolicy, omit_payload
-from typing_extensions import TypeAlias, TypeVar, override
+from typing_extensions import TypeVar, override
 
 from langchain_tool_errors._checks import (
     reject_async_on_error,
@@ -43,9 +43,9 @@ _C = TypeVar("_C", bound=ToolErrorContent)
 _C2 = TypeVar("_C2", bound=ToolErrorContent)
 _E = TypeVar("_E", bound=Exception)
 
-ToolSelection: TypeAlias = Union[
-    list[Union[str, BaseTool]], list[str], tuple[Union[str, BaseTool], ...], Sequence[BaseTool]
-]
+ToolSelection: TypeAlias = (
+    list[str | BaseTool] | list[str] | tuple[str | BaseTool, ...] | Sequence[BaseTool]
+)
 """The tools a middleware handles: names or `BaseTool`s, in a list or tuple (never a bare str)."""
 
 _StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]

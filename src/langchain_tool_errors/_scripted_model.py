@@ -8,7 +8,7 @@ one instance serves any number of threads and concurrent runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, TypeAlias
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -17,9 +17,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import SkipValidation
-from typing_extensions import TypeAlias, override
+from typing_extensions import override
 
-ScriptStep: TypeAlias = Union[AIMessage, Callable[[Sequence[BaseMessage]], AIMessage]]
+ScriptStep: TypeAlias = AIMessage | Callable[[Sequence[BaseMessage]], AIMessage]
 """One model reply: a fixed `AIMessage`, or a function of the conversation so far."""
 
 

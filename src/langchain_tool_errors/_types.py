@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping, Sequence
-from typing import Union, final
+from typing import TypeAlias, final
 
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from typing_extensions import Protocol, TypeAlias, TypeVar
+from typing_extensions import Protocol, TypeVar
 
-ToolErrorContent: TypeAlias = Union[str, Sequence[Mapping[str, object]]]
+ToolErrorContent: TypeAlias = str | Sequence[Mapping[str, object]]
 """What a handler may return to the model: a `str`, or a sequence of content blocks.
 
 Every langchain content block (`TextContentBlock`, any member of `ContentBlock`) is a

@@ -374,3 +374,30 @@ def test_middleware_repr_shows_its_configuration() -> None:
     assert "exceptions=('KeyError', 'TimeoutError')" in text
     assert "tools=['a', 'b']" in text
     assert "name='mine'" in text
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["search failed", [{"type": "text", "text": "search failed"}]],
+    ids=["str", "blocks"],
+)
+def test_error_message_equals_one_built_and_validated_the_ordinary_way(content: Any) -> None:
+    middleware = ToolErrorMiddleware(lambda exc, request: content)
+    request = direct_request(failing_tool("search", KeyError("k")), call("search", "c1"))
+
+    def execute(_request: ToolCallRequest) -> ToolMessage:
+        raise KeyError("k")
+
+    first = middleware.wrap_tool_call(request, execute)
+    second = middleware.wrap_tool_call(request, execute)
+
+    assert isinstance(first, ToolMessage)
+    assert isinstance(second, ToolMessage)
+    ordinary = ToolMessage(content=content, tool_call_id="c1", name="search", status="error")
+    assert first == ordinary
+    assert first.model_dump() == ordinary.model_dump()
+    assert first.additional_kwargs is not second.additional_kwargs
+    assert first.response_metadata is not second.response_metadata
+    if isinstance(content, list):
+        assert first.content is not content
+        assert first.content[0] is not content[0], "blocks are copied, as pydantic would"

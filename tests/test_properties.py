@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypeIs
 
@@ -62,15 +63,18 @@ def _is_mapping(value: object) -> TypeIs[Mapping[object, object]]:
     return isinstance(value, Mapping)
 
 
-def _expected_content(value: object) -> str | list[object] | None:
+def _expected_content(value: object) -> str | list[str | dict[Any, Any]] | None:
     """What the model must receive when the handler returns `value`; None: not content."""
     if isinstance(value, str):
         return value
-    if _is_list_or_tuple(value) and all(
-        _is_mapping(item) and isinstance(item.get("type"), str) for item in value
-    ):
-        return list(value)
-    return None
+    if not _is_list_or_tuple(value):
+        return None
+    blocks: list[str | dict[Any, Any]] = []
+    for item in value:
+        if not (_is_mapping(item) and isinstance(item.get("type"), str)):
+            return None
+        blocks.append(dict(item))
+    return blocks
 
 
 class Holder:
@@ -113,6 +117,11 @@ def test_every_handler_output_gives_exactly_one_of_three_outcomes(path: Path) ->
         elif (expected := _expected_content(value)) is not None:
             message = tool_messages(run(AGENT, path))["c1"]
             assert message.content == expected
+            ordinary = ToolMessage(
+                content=expected, tool_call_id="c1", name="search", status="error"
+            )
+            # The agent's reducer gives each message in its state an id; all else must match.
+            assert message.model_dump(exclude={"id"}) == ordinary.model_dump(exclude={"id"})
             assert message.status == "error"
             counts["message"] += 1
         else:

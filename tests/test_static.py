@@ -97,8 +97,8 @@ def test_src_has_no_bare_ignores_and_every_ignore_says_why() -> None:
 
 
 def test_ruff_lint_and_format_are_clean() -> None:
-    lint = _run("ruff", "check", "src", "tests")
-    form = _run("ruff", "format", "--check", "src", "tests")
+    lint = _run("ruff", "check", "src", "tests", "benchmarks")
+    form = _run("ruff", "format", "--check", "src", "tests", "benchmarks")
 
     assert lint.returncode == 0, lint.stdout + lint.stderr
     assert form.returncode == 0, form.stdout + form.stderr

@@ -260,7 +260,7 @@ def require_content(
                     '{"type": "text", "text": "..."}. Nothing was sent to the model.'
                 )
                 raise TypeError(msg) from exc
-            blocks.append(block if isinstance(block, dict) else dict(block))
+            blocks.append(dict(block))  # a copy, as pydantic would make: no shared blocks
         return blocks
     reject_awaitable(argument, content, exc)
     msg = (
@@ -287,3 +287,14 @@ def require_tool_call_id(request: ToolCallRequest, tool_name: str, exc: Exceptio
         )
         raise ValueError(msg) from exc
     return call_id
+
+
+def require_tool_name(name: object, exc: Exception) -> str:
+    """The failed call names its tool with a `str`, as a `ToolMessage`'s `name` must be."""
+    if not isinstance(name, str):
+        msg = (
+            f"The failed tool call's name is {_describe(name)}, not a str, so its failure "
+            "cannot be answered with a ToolMessage. The tool's exception is chained below."
+        )
+        raise TypeError(msg) from exc
+    return name

@@ -69,7 +69,7 @@ def test_checker_reports_nothing_and_every_rejected_case_is_an_error(checker: st
     assert result.returncode == 0, result.stdout + result.stderr
     assert clean in result.stdout
     FIGURES.append(
-        f"{checker}: clean over src/ and tests/; {_must_pass_statements()} must-pass "
+        f"{checker}: clean over src/, tests/ and benchmarks/; {_must_pass_statements()} must-pass "
         f"statements, {_must_fail_lines(marker)} must-fail lines"
     )
 

@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests._processes import run_python
 
 
 def test_the_overhead_benchmark_runs_and_reports_every_target() -> None:
-    done = subprocess.run(
-        [sys.executable, "benchmarks/overhead.py", "--quick"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+    done = run_python("benchmarks/overhead.py", "--quick")
 
     assert done.returncode == 0, done.stderr
     verdicts = [line for line in done.stdout.splitlines() if line.startswith(("met", "MISSED"))]

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from tests._processes import run_python
 
 
 def test_demo_shows_a_failure_handed_to_the_model_and_its_recovery() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "langchain_tool_errors"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-        encoding="utf-8",
-    )
+    result = run_python("-m", "langchain_tool_errors", timeout=120)
 
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()

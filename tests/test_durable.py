@@ -8,28 +8,18 @@ middleware's handler is never called, and the resumed tool result reaches the mo
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path as FilePath
 from typing import Any
 
 import pytest
 
 from tests._agents import PATHS, Path
+from tests._processes import run_python
 from tests.conftest import FIGURES
-
-ROOT = FilePath(__file__).resolve().parent.parent
 
 
 def _phase(phase: str, db: FilePath, handler_log: FilePath, path: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests._durable", phase, str(db), str(handler_log), path],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done = run_python("-m", "tests._durable", phase, str(db), str(handler_log), path, timeout=120)
     assert done.returncode == 0, done.stderr
     summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return summary

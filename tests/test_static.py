@@ -8,33 +8,21 @@ which both checkers are configured to report). The summary at the end of the run
 from __future__ import annotations
 
 import ast
-import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests._processes import ROOT, run_python
 from tests.conftest import FIGURES
 
-ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "typecheck"
 
 pytestmark = pytest.mark.static
 
 
 def _run(*command: str) -> subprocess.CompletedProcess[str]:
-    bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
-    return subprocess.run(
-        [sys.executable, "-m", *command],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return run_python("-m", *command)
 
 
 def _must_fail_lines(marker: str) -> int:

@@ -173,6 +173,16 @@ def test_tools_filter_leaves_other_tools_untouched(path: Path, by: str) -> None:
         run(build_agent([search, lookup], [middleware], [call("lookup", "c2")]), path)
     assert raised.value is error
     assert len(calls.seen) == 1
+    # The filter is consulted after the failure; the exception leaves exactly as it came.
+    assert error.__cause__ is None
+    assert error.__context__ is None
+    assert raised.traceback[-1].name == "run_tool"
+
+    succeeding = run(
+        build_agent([echo_tool()], [middleware], [call("echo", "c3", query="x")]), path
+    )
+    assert tool_messages(succeeding)["c3"].content == "echo: x"
+    assert len(calls.seen) == 1
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -18,6 +18,7 @@ import platform
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from langgraph.types import Command
 # reports as partially unknown.
 from langsmith import traceable  # pyright: ignore[reportUnknownVariableType]
 
+import langchain_tool_errors
 from langchain_tool_errors import ToolErrorMiddleware
 from langchain_tool_errors._scripted_model import ScriptedChatModel
 
@@ -130,7 +132,7 @@ def _try(call: Callable[[], object]) -> Callable[[], object]:
     def attempt() -> object:
         try:
             return call()
-        except TimeoutError:
+        except (TimeoutError, ToolException):
             return None
 
     return attempt
@@ -376,19 +378,56 @@ def traced_hook_figures(number: int, rounds: int) -> dict[str, float]:
     return {name: seconds * 1e6 for name, seconds in best.items()}
 
 
+def escape_figures(number: int, rounds: int) -> dict[str, float]:
+    """Microseconds per failing tool call: handled inside the tool, or raised out of it.
+
+    A middleware can only convert an exception that leaves the tool, which costs more
+    (the tool's error callbacks, the traceback) than a tool answering its own failure.
+    """
+    tools = {tool.name: tool for tool in _turn_tools(asynchronous=False)}
+
+    def call(name: str) -> Callable[[], object]:
+        tool_call = {"name": name, "args": {"key": "k0"}, "id": "c0", "type": "tool_call"}
+        return lambda: tools[name].invoke(tool_call)
+
+    best = _best_per_call(
+        {"inside": _loop(call("fragile_handled")), "out": _loop(_try(call("fragile")))},
+        number,
+        rounds,
+    )
+    return {name: seconds * 1e6 for name, seconds in best.items()}
+
+
 def import_figures(rounds: int) -> dict[str, float]:
-    """Milliseconds to import the package once `langchain.agents.middleware` is imported."""
+    """Milliseconds to import the package once `langchain.agents.middleware` is imported.
+
+    As installed from a wheel, with bytecode compiled (pip compiles it at install; here it
+    goes to a temporary cache, since an editable checkout may run with
+    PYTHONDONTWRITEBYTECODE); and, for comparison, compiling the source on import.
+    """
     code = "import langchain.agents.middleware; import langchain_tool_errors"
-    best = float("inf")
-    for _ in range(rounds):
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c", code],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        match = re.search(r"\|\s*(\d+) \| langchain_tool_errors\s*$", done.stderr, re.M)
-        assert match is not None, done.stderr[-2000:]
-        best = min(best, int(match.group(1)) / 1e3)
-    return {"import": best}
+    package = os.path.dirname(langchain_tool_errors.__file__ or "")
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as cache:
+        compiled = {**os.environ, "PYTHONPYCACHEPREFIX": cache}
+        compiled.pop("PYTHONDONTWRITEBYTECODE", None)
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", package], env=compiled, check=True
+        )
+        empty = os.path.join(cache, "empty")
+        uncompiled = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": empty}
+        for name, env in (("import", compiled), ("import, compiling", uncompiled)):
+            best = float("inf")
+            for _ in range(rounds):
+                done = subprocess.run(
+                    [sys.executable, "-X", "importtime", "-c", code],
+                    capture_output=True, text=True, check=True, env=env,
+                )  # fmt: skip
+                match = re.search(r"\|\s*(\d+) \| langchain_tool_errors\s*$", done.stderr, re.M)
+                assert match is not None, done.stderr[-2000:]
+                best = min(best, int(match.group(1)) / 1e3)
+            figures[name] = best
+    return figures
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -406,6 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in ("sync", "async")
     }
     hook = traced_hook_figures(number // 10, rounds)
+    escape = escape_figures(number // 10, rounds)
     imports = import_figures(3 if quick else 10)
 
     print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores")
@@ -461,7 +501,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{hook['ours error'] / hook['theirs error']:>8.2f}"
     )
     print(f"{'  bare converter, the same way':<52}{hook['bare converter error']:>8.2f}us")
+    print(
+        f"{'a failing tool, handled inside it / raised out of it':<52}{escape['inside']:>8.2f}us"
+        f"{escape['out']:>10.2f}us"
+    )
+    # The least any wrap middleware that converts exceptions adds to the sync turn: the
+    # traceable wrapper on 50 calls, and 25 exceptions leaving their tools.
+    floor = (50 * hook["do-nothing"] + 25 * (escape["out"] - escape["inside"])) / 1e3
+    floor_share = floor / turns["sync"]["none"]
+    print(
+        f"{'  so any converting middleware adds to the sync turn':<52}{floor:>8.2f}ms"
+        f"   {floor_share:+.1%} of it"
+    )
     print(f"{'import beyond langchain.agents.middleware (ms)':<52}{imports['import']:>8.2f}ms")
+    compiling = imports["import, compiling"]
+    print(f"{'  the same, compiling the source (no bytecode yet)':<52}{compiling:>8.2f}ms")
 
     by_name = {f.name: f for f in figures}
     targets = [

@@ -7,7 +7,6 @@ to the model as an error `ToolMessage`, and the model retries with a city that e
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from langchain_tool_errors._middleware import ToolErrorMiddleware
 from langchain_tool_errors._scripted_model import ScriptedChatModel
+from langchain_tool_errors._transcript import transcript
 
 _FORECASTS = {"paris": "18°C and sunny", "oslo": "4°C and raining"}
 
@@ -78,28 +78,11 @@ def build_agent() -> Runnable[InputAgentState, dict[str, Any]]:
     return create_agent(model, tools=[get_weather], middleware=[middleware])
 
 
-def _describe(message: BaseMessage) -> str:
-    if isinstance(message, HumanMessage):
-        return f"user       {message.content}"
-    if isinstance(message, AIMessage):
-        lines = [f"assistant  {message.content}"] if message.content else []
-        lines += [
-            f"assistant  calls {call['name']}({json.dumps(call['args'])})  [{call['id']}]"
-            for call in message.tool_calls
-        ]
-        return "\n".join(lines)
-    if isinstance(message, ToolMessage):
-        mark = "ERROR" if message.status == "error" else "ok"
-        return f"tool       {message.name} [{message.tool_call_id}] {mark}: {message.content}"
-    return f"{message.type:<10} {message.content}"
-
-
 def main() -> int:
     """Run the demo agent and print its transcript."""
     result = build_agent().invoke({"messages": [HumanMessage("What's the weather in Atlantis?")]})
     print("langchain-tool-errors demo: a tool fails, the model reads the error and recovers\n")
-    for message in result["messages"]:
-        print(_describe(message))
+    print(transcript(result["messages"]))
     return 0
 
 

@@ -20,11 +20,40 @@ from pydantic import SkipValidation
 from typing_extensions import override
 
 ScriptStep: TypeAlias = AIMessage | Callable[[Sequence[BaseMessage]], AIMessage]
-"""One model reply: a fixed `AIMessage`, or a function of the conversation so far."""
+"""One model reply: a fixed `AIMessage`, or a function of the conversation so far.
+
+A function step lets the scripted model react to what the tools answered, as a real model
+would: it gets every message so far and returns the reply.
+
+Example:
+    ```python
+    def retry_elsewhere(messages: Sequence[BaseMessage]) -> AIMessage:
+        failed = isinstance(messages[-1], ToolMessage) and messages[-1].status == "error"
+        return AIMessage("The tool failed; I'll answer from memory." if failed else "Done.")
+    ```
+"""
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Replies with the steps of `script` in order: step n answers the n-th model call."""
+    """A chat model that replies with the steps of `script` in order, offline.
+
+    Step n answers the n-th model call of a conversation, where n counts the AI messages
+    already in it. It keeps no state of its own, so one instance serves any number of
+    threads and concurrent runs. Tool binding is accepted and ignored: the script already
+    says which tools are called. A conversation that needs more steps than the script has
+    raises `IndexError`.
+
+    Example:
+        ```python
+        model = ScriptedChatModel(
+            script=[
+                AIMessage("", tool_calls=[{"name": "search", "args": {"query": "x"}, "id": "c1"}]),
+                AIMessage("Search is down; here is what I know."),
+            ]
+        )
+        agent = create_agent(model, tools=[search], middleware=[ToolErrorMiddleware(explain)])
+        ```
+    """
 
     script: Annotated[Sequence[ScriptStep], SkipValidation]
     """The replies, in order. Kept as given: pydantic would read a function as a message."""

@@ -1,0 +1,31 @@
+"""Run agents offline, with no API key: a scripted chat model and a transcript printer.
+
+For tests of your handlers, for examples, and for the demo. `ScriptedChatModel` plays a
+fixed list of replies, so a real `create_agent` agent runs the way it would with a real
+model: its tools run, this package's middleware handles their failures, and the model's
+next reply can read what came back.
+
+Example:
+    ```python
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from langchain_tool_errors.testing import ScriptedChatModel, transcript
+
+    model = ScriptedChatModel(
+        script=[
+            AIMessage("", tool_calls=[{"name": "search", "args": {"query": "x"}, "id": "c1"}]),
+            AIMessage("Search is down; here is what I know."),
+        ]
+    )
+    agent = create_agent(model, tools=[search], middleware=[ToolErrorMiddleware(explain)])
+    print(transcript(agent.invoke({"messages": [HumanMessage("Find x")]})["messages"]))
+    ```
+"""
+
+from __future__ import annotations
+
+from langchain_tool_errors._scripted_model import ScriptedChatModel, ScriptStep
+from langchain_tool_errors._transcript import transcript
+
+__all__ = ["ScriptStep", "ScriptedChatModel", "transcript"]

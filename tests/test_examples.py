@@ -1,0 +1,45 @@
+"""Every script in examples/ runs offline and prints exactly what its recorded output shows.
+
+The recorded outputs live in tests/examples_output/<example>.txt. The scripted model makes
+each run deterministic, so any change in what an example prints fails here; if the change
+is intended, rerun the example and record its new output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests._processes import ROOT, run_python
+from tests.conftest import FIGURES
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+RECORDED = ROOT / "tests" / "examples_output"
+
+ISSUE_LIST = [
+    "quickstart",
+    "async_handler",
+    "exception_routing",
+    "per_tool_policies",
+    "content_blocks",
+    "safe_messages",
+    "with_retry",
+]
+
+
+def test_every_example_has_a_recorded_output_and_every_output_an_example() -> None:
+    names = {path.stem for path in EXAMPLES}
+    assert names == {path.stem for path in RECORDED.glob("*.txt")}
+    assert set(ISSUE_LIST) <= names
+    FIGURES.append(f"examples: {len(names)} scripts run, each output compared line by line")
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_example_runs_and_prints_its_recorded_output(example: Path) -> None:
+    done = run_python(str(example.relative_to(ROOT)))
+
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    expected = (RECORDED / f"{example.stem}.txt").read_text(encoding="utf-8")
+    assert done.stdout.splitlines() == expected.splitlines()

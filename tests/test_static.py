@@ -57,8 +57,9 @@ def test_checker_reports_nothing_and_every_rejected_case_is_an_error(checker: st
     assert result.returncode == 0, result.stdout + result.stderr
     assert clean in result.stdout
     FIGURES.append(
-        f"{checker}: clean over src/, tests/ and benchmarks/; {_must_pass_statements()} must-pass "
-        f"statements, {_must_fail_lines(marker)} must-fail lines"
+        f"{checker}: clean over src/, tests/, benchmarks/ and examples/; "
+        f"{_must_pass_statements()} must-pass statements, "
+        f"{_must_fail_lines(marker)} must-fail lines"
     )
 
 
@@ -85,8 +86,8 @@ def test_src_has_no_bare_ignores_and_every_ignore_says_why() -> None:
 
 
 def test_ruff_lint_and_format_are_clean() -> None:
-    lint = _run("ruff", "check", "src", "tests", "benchmarks")
-    form = _run("ruff", "format", "--check", "src", "tests", "benchmarks")
+    lint = _run("ruff", "check", "src", "tests", "benchmarks", "examples")
+    form = _run("ruff", "format", "--check", "src", "tests", "benchmarks", "examples")
 
     assert lint.returncode == 0, lint.stdout + lint.stderr
     assert form.returncode == 0, form.stdout + form.stderr

@@ -47,7 +47,16 @@ _E = TypeVar("_E", bound=Exception)
 ToolSelection: TypeAlias = (
     list[str | BaseTool] | list[str] | tuple[str | BaseTool, ...] | Sequence[BaseTool]
 )
-"""The tools a middleware handles: names or `BaseTool`s, in a list or tuple (never a bare str)."""
+"""The tools a middleware handles: names or `BaseTool`s, in a list or tuple (never a bare str).
+
+Mix names and tools in a tuple: mypy types a mixed list literal as `list[object]`.
+
+Example:
+    ```python
+    selected: ToolSelection = ("search", lookup)
+    middleware = ToolErrorMiddleware(explain, tools=selected)
+    ```
+"""
 
 _StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]
 _StoredAsyncHandler: TypeAlias = Callable[[Any, ToolCallRequest], Awaitable[object]]
@@ -94,7 +103,8 @@ class ToolErrorMiddleware(
 
     Example:
         ```python
-        from langchain.agents import create_agent
+        # For pyright strict: create_agent's own signature is partially unknown there.
+        from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
         from langchain_tool_errors import ToolErrorMiddleware
 
         def on_error(exc: Exception, request: ToolCallRequest) -> str:

@@ -16,6 +16,20 @@ Every langchain content block (`TextContentBlock`, any member of `ContentBlock`)
 this way, a type error names this one short type instead of langchain's 15 block types. At
 run time each block must also have a string `"type"`, and a list or tuple of blocks is sent
 as a list.
+
+Example:
+    ```python
+    def describe(exc: Exception, request: ToolCallRequest) -> ToolErrorContent:
+        if isinstance(exc, TimeoutError):
+            return "The tool timed out; try once more."
+        return [{"type": "text", "text": f"The tool failed with {type(exc).__name__}."}]
+
+
+    # A handler that returns a str *or* blocks: name its type for mypy, which cannot
+    # infer the content type from such a union by itself.
+    handler: OnError[ToolErrorContent] = describe
+    middleware = ToolErrorMiddleware(handler)
+    ```
 """
 
 _ContentT_co = TypeVar(
@@ -69,14 +83,38 @@ class HandlerMode:
     """Base of the mode markers: which execution paths a `ToolErrorMiddleware` can serve.
 
     Appears as the third type parameter of `ToolErrorMiddleware`; never instantiated.
+
+    Example:
+        ```python
+        def install(middleware: ToolErrorMiddleware[str, Exception, HandlerMode]) -> None:
+            ...  # accepts sync-capable and async-only middleware alike
+        ```
     """
 
 
 @final
 class SyncCapable(HandlerMode):
-    """Mode marker: the middleware has a sync `on_error`, so it serves `invoke` and `ainvoke`."""
+    """Mode marker: the middleware has a sync `on_error`, so it serves `invoke` and `ainvoke`.
+
+    Example:
+        ```python
+        sync_capable: ToolErrorMiddleware[str, Exception, SyncCapable] = ToolErrorMiddleware(
+            report_type_only
+        )
+        ```
+    """
 
 
 @final
 class AsyncOnly(HandlerMode):
-    """Mode marker: the middleware has only `aon_error`, so it serves `ainvoke`/`astream` only."""
+    """Mode marker: the middleware has only `aon_error`, so it serves `ainvoke`/`astream` only.
+
+    Calling `wrap_tool_call` (the sync path) on such a middleware is a type error.
+
+    Example:
+        ```python
+        async_only: ToolErrorMiddleware[str, Exception, AsyncOnly] = ToolErrorMiddleware(
+            aon_error=aexplain
+        )
+        ```
+    """

@@ -34,7 +34,13 @@ from langchain_tool_errors._types import AOnError, OnError, ToolErrorContent
 __all__ = ["LOGGER", "alog_handled", "log_handled", "report_messages_of", "report_type_only"]
 
 LOGGER = logging.getLogger("langchain_tool_errors")
-"""The library's logger, `logging.getLogger("langchain_tool_errors")`, used by `log_handled`."""
+"""The library's logger, `logging.getLogger("langchain_tool_errors")`, used by `log_handled`.
+
+Example:
+    ```python
+    LOGGER.addHandler(logging.StreamHandler())  # or configure "langchain_tool_errors"
+    ```
+"""
 
 _C = TypeVar("_C", bound=ToolErrorContent)
 _E = TypeVar("_E", bound=Exception)
@@ -43,9 +49,13 @@ _E = TypeVar("_E", bound=Exception)
 def report_type_only(exc: Exception, request: ToolCallRequest, /) -> str:
     """Name the tool and the exception's type, never its message.
 
+    A `TimeoutError("db.internal:5432 timed out")` raised by `search` becomes
+    ``Tool `search` failed with TimeoutError.``
+
     Example:
-        A `TimeoutError("db.internal:5432 timed out")` raised by `search` becomes
-        ``Tool `search` failed with TimeoutError.``
+        ```python
+        middleware = ToolErrorMiddleware(report_type_only)
+        ```
     """
     return f"Tool `{tool_name(request)}` failed with {type(exc).__name__}."
 

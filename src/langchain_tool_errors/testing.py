@@ -7,19 +7,29 @@ next reply can read what came back.
 
 Example:
     ```python
-    from langchain.agents import create_agent
+    from typing import Any
+
+    # For pyright strict: create_agent's own signature is partially unknown there.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+    from langchain.agents.middleware.types import InputAgentState
     from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.runnables import Runnable
 
     from langchain_tool_errors.testing import ScriptedChatModel, transcript
 
-    model = ScriptedChatModel(
-        script=[
-            AIMessage("", tool_calls=[{"name": "search", "args": {"query": "x"}, "id": "c1"}]),
-            AIMessage("Search is down; here is what I know."),
-        ]
-    )
-    agent = create_agent(model, tools=[search], middleware=[ToolErrorMiddleware(explain)])
-    print(transcript(agent.invoke({"messages": [HumanMessage("Find x")]})["messages"]))
+
+    def build_agent() -> Runnable[InputAgentState, dict[str, Any]]:
+        model = ScriptedChatModel(
+            script=[
+                AIMessage("", tool_calls=[{"name": "search", "args": {"query": "x"}, "id": "c1"}]),
+                AIMessage("Search is down; here is what I know."),
+            ]
+        )
+        return create_agent(model, tools=[search], middleware=[ToolErrorMiddleware(explain)])
+
+
+    result = build_agent().invoke({"messages": [HumanMessage("Find x")]})
+    print(transcript(result["messages"]))
     ```
 """
 

@@ -104,6 +104,33 @@ assert_type(
     ToolErrorMiddleware[str, Exception, SyncCapable],
 )
 
+# A handler that returns a str *or* blocks. mypy cannot infer the content type from such a
+# union in a bare call (it joins the members into a type outside ToolErrorContent); naming
+# the handler's Protocol type, or the middleware's, works in both checkers.
+
+
+def text_or_blocks(exc: Exception, request: ToolCallRequest) -> str | list[TextContentBlock] | None:
+    return None
+
+
+def any_content(exc: Exception, request: ToolCallRequest) -> ToolErrorContent:
+    return "failed"
+
+
+async def atext_or_blocks(
+    exc: Exception, request: ToolCallRequest
+) -> str | list[TextContentBlock] | None:
+    return None
+
+
+named_handler: OnError[ToolErrorContent] = text_or_blocks
+ToolErrorMiddleware(named_handler)  # a bare call: no context to infer from
+named_async_handler: AOnError[ToolErrorContent] = atext_or_blocks
+ToolErrorMiddleware(aon_error=named_async_handler)
+named_middleware: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable] = (
+    ToolErrorMiddleware(any_content)
+)
+
 # `aon_error=` alone is async-only; with `on_error` the middleware serves both paths.
 assert_type(
     ToolErrorMiddleware(aon_error=amaybe_text), ToolErrorMiddleware[str, Exception, AsyncOnly]

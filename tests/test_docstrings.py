@@ -1,0 +1,188 @@
+"""Every public symbol documents itself with an example, and every example type-checks and runs.
+
+IDE hover shows these docstrings, so their examples are checked like the README's: each
+```python block becomes a module after the names it takes as given (`GIVEN`), then mypy
+--strict and pyright strict must report nothing and the module must run.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import itertools
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests._processes import ROOT
+from tests._snippets import Snippet, check_and_run, definitions, module_text
+from tests.conftest import FIGURES
+
+PUBLIC_MODULES = (
+    "langchain_tool_errors",
+    "langchain_tool_errors.handlers",
+    "langchain_tool_errors.testing",
+)
+SOURCE = ROOT / "src" / "langchain_tool_errors"
+_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
+
+GIVEN = definitions(
+    """
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain.agents.middleware.types import InputAgentState
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import Runnable
+from langchain_core.tools import ToolException, tool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+
+from langchain_tool_errors import (
+    AOnError,
+    AsyncOnly,
+    HandlerMode,
+    OnError,
+    SyncCapable,
+    ToolErrorContent,
+    ToolErrorMiddleware,
+    ToolSelection,
+)
+from langchain_tool_errors.handlers import (
+    LOGGER,
+    alog_handled,
+    log_handled,
+    report_messages_of,
+    report_type_only,
+)
+from langchain_tool_errors.testing import ScriptedChatModel, transcript
+
+
+@tool
+def search(query: str) -> str:
+    '''Search the web.'''
+    return f"results for {query}"
+
+
+@tool
+def lookup(record_id: str) -> str:
+    '''A record by id.'''
+    return f"record {record_id}"
+
+
+@tool
+def get_weather(city: str) -> str:
+    '''The weather in a city.'''
+    raise LookupError(city)
+
+
+def explain(exc: Exception, request: ToolCallRequest) -> str:
+    return f"{request.tool_call['name']} failed with {type(exc).__name__}"
+
+
+async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
+    return f"{request.tool_call['name']} failed with {type(exc).__name__}"
+
+
+my_async_handler = aexplain
+model = ScriptedChatModel(script=[AIMessage("done")])
+
+
+def build_weather_agent() -> Runnable[InputAgentState, dict[str, Any]]:
+    middleware = [ToolErrorMiddleware(report_type_only)]
+    return create_agent(model, tools=[get_weather], middleware=middleware)
+
+
+agent = build_weather_agent()
+""",
+    assignments=True,
+)
+"""What docstring examples may use without defining it: imports, tools, handlers, a model."""
+
+
+def _public_names() -> list[tuple[str, str]]:
+    """(module, name) for every name in a public module's `__all__`."""
+    return [
+        (module, name)
+        for module in PUBLIC_MODULES
+        for name in importlib.import_module(module).__all__
+    ]
+
+
+def _attribute_docstrings() -> dict[str, str]:
+    """Docstrings written under module-level assignments (type aliases, constants)."""
+    found: dict[str, str] = {}
+    for path in SOURCE.glob("*.py"):
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        for node, following in itertools.pairwise(body):
+            if not (
+                isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if isinstance(node, ast.AnnAssign):
+                targets = [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = inspect.cleandoc(following.value.value)
+    return found
+
+
+def _docstring(module: str, name: str) -> str:
+    value: object = getattr(importlib.import_module(module), name)
+    if inspect.isclass(value) or inspect.isroutine(value):
+        return inspect.getdoc(value) or ""
+    return _attribute_docstrings().get(name, "")
+
+
+def _documented() -> dict[str, str]:
+    """Every docstring users see: public names, public modules, the middleware's methods."""
+    docs = {f"{module}.{name}": _docstring(module, name) for module, name in _public_names()}
+    for module in PUBLIC_MODULES:
+        docs[module] = inspect.getdoc(importlib.import_module(module)) or ""
+    middleware = importlib.import_module("langchain_tool_errors").ToolErrorMiddleware
+    docs["ToolErrorMiddleware.__init__"] = inspect.getdoc(middleware.__init__) or ""
+    return docs
+
+
+@pytest.mark.parametrize(("module", "name"), _public_names())
+def test_every_public_name_has_a_docstring_with_a_python_example(module: str, name: str) -> None:
+    doc = _docstring(module, name)
+
+    assert "Example:" in doc, f"{module}.{name} has no Example section"
+    assert _BLOCK.search(doc), f"{module}.{name}'s example has no ```python block"
+
+
+def test_the_constructor_docstring_explains_every_parameter() -> None:
+    middleware = importlib.import_module("langchain_tool_errors").ToolErrorMiddleware
+    doc = inspect.getdoc(middleware.__init__) or ""
+    parameters = [p for p in inspect.signature(middleware.__init__).parameters if p != "self"]
+
+    for parameter in parameters:
+        assert re.search(rf"^\s+{parameter}: \S", doc, re.M), f"Args: lacks {parameter}"
+
+
+def test_every_docstring_example_type_checks_in_both_checkers_and_runs(tmp_path: Path) -> None:
+    modules: list[tuple[Path, Snippet]] = []
+    for owner, doc in _documented().items():
+        for number, match in enumerate(_BLOCK.finditer(doc), start=1):
+            code = textwrap.dedent(match.group(1))
+            path = tmp_path / f"doc_{len(modules):02d}.py"
+            path.write_text(module_text(GIVEN, code), encoding="utf-8")
+            modules.append((path, Snippet(code, f"{owner}, example {number}")))
+
+    outcome = check_and_run(modules)
+
+    assert outcome.mypy.returncode == 0, outcome.where + "\n" + outcome.mypy.stdout
+    assert outcome.pyright.returncode == 0, outcome.where + "\n" + outcome.pyright.stdout
+    assert outcome.ran.returncode == 0, outcome.where + "\n" + outcome.ran.stderr
+    FIGURES.append(
+        f"docstrings: {len(_public_names())} public names each with an example; "
+        f"{len(modules)} examples type-checked by mypy and pyright and run"
+    )

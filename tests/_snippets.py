@@ -61,28 +61,33 @@ def module_text(given: Mapping[str, str], code: str) -> str:
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """What the two checkers and the run said."""
+class Checked:
+    """What the two checkers said, and which snippet each line of their output is about."""
 
     mypy: subprocess.CompletedProcess[str]
     pyright: subprocess.CompletedProcess[str]
-    ran: subprocess.CompletedProcess[str]
     where: str
 
 
-def check_and_run(modules: Sequence[tuple[Path, Snippet]]) -> Outcome:
-    """Type-check every module in both checkers, then run each in turn in one process."""
-    files = [str(path) for path, _ in modules]
-    mypy = run_python("-m", "mypy", "--config-file", "mypy.ini", "--no-incremental", *files)
-    pyright = run_python("-m", "pyright", "-p", "pyproject.toml", *files)
-    runner = "import runpy, sys\nfor path in sys.argv[1:]:\n    runpy.run_path(path)\n"
-    ran = run_python("-c", runner, *files)
+def _where(modules: Sequence[tuple[Path, Snippet]], output: str) -> str:
     origins = {path.name: snippet.origin for path, snippet in modules}
-    output = mypy.stdout + pyright.stdout + ran.stderr
-    where = "\n".join(
+    return "\n".join(
         f"{line}    <- {origin}"
         for line in output.splitlines()
         for name, origin in origins.items()
         if name in line
     )
-    return Outcome(mypy, pyright, ran, where)
+
+
+def type_check(modules: Sequence[tuple[Path, Snippet]]) -> Checked:
+    """Type-check every module in mypy --strict and pyright strict."""
+    files = [str(path) for path, _ in modules]
+    mypy = run_python("-m", "mypy", "--config-file", "mypy.ini", "--no-incremental", *files)
+    pyright = run_python("-m", "pyright", "-p", "pyproject.toml", *files)
+    return Checked(mypy, pyright, _where(modules, mypy.stdout + pyright.stdout))
+
+
+def run_all(modules: Sequence[tuple[Path, Snippet]]) -> subprocess.CompletedProcess[str]:
+    """Run each module in turn, in one fresh process."""
+    runner = "import runpy, sys\nfor path in sys.argv[1:]:\n    runpy.run_path(path)\n"
+    return run_python("-c", runner, *[str(path) for path, _ in modules])

@@ -1,0 +1,215 @@
+"""A real LangGraph API server (`langgraph dev`) on loopback, started and stopped by the tests.
+
+The server runs in a process group of its own, which `stop` ends (TERM, then KILL) and then
+checks is empty, so no process outlives the tests. Its HTTP(S) proxy is a local `Recorder`:
+any client in the server that tries to reach another host goes there instead, and the
+tests assert that it saw no one. Tracing, the CLI's analytics and the server's check for a
+newer release (which the recorder caught asking pypi.org) are off.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from langgraph_sdk import get_client
+
+from tests._processes import ROOT
+from tests.conftest import FIGURES
+
+SERVER_DIR = ROOT / "tests" / "server"
+LOOPBACK = "127.0.0.1,localhost"
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+"""Reaches the server directly, whatever proxy this machine configures."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass
+class Recorder:
+    """A listener on loopback that records the first line of every connection, then closes it."""
+
+    port: int = field(default_factory=free_port)
+    seen: list[str] = field(default_factory=list[str])
+
+    def start(self) -> None:
+        """Listen in a daemon thread."""
+        listener = socket.create_server(("127.0.0.1", self.port))
+        threading.Thread(target=self._serve, args=(listener,), daemon=True).start()
+
+    def _serve(self, listener: socket.socket) -> None:
+        with listener:
+            while True:
+                connection, _ = listener.accept()
+                with connection:
+                    connection.settimeout(2)
+                    try:
+                        first = connection.recv(512).split(b"\r\n", 1)[0]
+                    except OSError:
+                        first = b"(nothing sent)"
+                    self.seen.append(first.decode("latin-1"))
+
+
+@dataclass
+class Server:
+    """A running `langgraph dev`: where it listens, its log, and how to stop it."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    log: Path
+    handler_log: Path
+    proxy: Recorder
+
+    def stop(self) -> None:
+        """End the server's whole process group; fail if any process of it is left."""
+        group = self.process.pid  # the leader of its own session and group
+        for sig, grace in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(group, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline and _group_alive(group):
+                time.sleep(0.1)
+            if not _group_alive(group):
+                break
+        self.process.wait(timeout=5)
+        assert not _group_alive(group), f"processes of group {group} outlived the server"
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def serve_for_tests(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The `server` fixture's body: start, yield, and always stop and check, even on failure.
+
+    While it runs, this process reaches loopback directly, whatever proxy it is given.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("NO_PROXY", "no_proxy"):
+            patch.setenv(name, ",".join(filter(None, [os.environ.get(name), LOOPBACK])))
+        running = start(tmp_path_factory.mktemp("langgraph-server"))
+        try:
+            yield running
+        finally:
+            running.stop()
+    assert running.proxy.seen == [], f"the server tried to leave the machine: {running.proxy.seen}"
+    FIGURES.append("LangGraph server: stopped, no process left, no outbound connection tried")
+
+
+def start(directory: Path) -> Server:
+    """Start `langgraph dev` on a free loopback port and wait until it answers `/ok`."""
+    proxy = Recorder()
+    proxy.start()
+    port = free_port()
+    log = directory / "server.log"
+    handler_log = directory / "handler.log"
+    handler_log.touch()
+    proxy_url = f"http://127.0.0.1:{proxy.port}"
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_"))},
+        "LANGSMITH_TRACING": "false",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "1",  # else the server asks pypi.org for its latest release
+        "TOOL_ERRORS_HANDLER_LOG": str(handler_log),
+        **{name: proxy_url for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")},
+        **{name.lower(): proxy_url for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")},
+        "NO_PROXY": LOOPBACK,
+        "no_proxy": LOOPBACK,
+    }
+    command = [
+        str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload",
+        "--host", "127.0.0.1", "--port", str(port), "--config", "langgraph.json",
+    ]  # fmt: skip
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            command, cwd=SERVER_DIR, env=env, stdout=output, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    server = Server(process, f"http://127.0.0.1:{port}", log, handler_log, proxy)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            msg = f"langgraph dev exited with {process.returncode}:\n{log.read_text()[-4000:]}"
+            raise RuntimeError(msg)
+        try:
+            with _DIRECT.open(f"{server.url}/ok", timeout=2) as answer:
+                if answer.status == 200:
+                    return server
+        except OSError:
+            time.sleep(0.25)
+    server.stop()
+    msg = f"langgraph dev did not answer /ok within 90 s:\n{log.read_text()[-4000:]}"
+    raise RuntimeError(msg)
+
+
+Json = dict[str, Any]
+
+
+def _json(value: object) -> Json:
+    assert isinstance(value, dict), f"expected a JSON object, got {value!r}"
+    return cast(Json, value)
+
+
+class Api:
+    """The SDK calls the tests make, typed as the JSON the server sends.
+
+    `langgraph_sdk`'s annotations leave some types unparameterised (`list[dict]`), which
+    pyright strict reports as partially unknown; this class is the one place that meets
+    them, and it checks the shape of everything that comes back.
+    """
+
+    def __init__(self, url: str) -> None:
+        # `Any`: the SDK's partially unknown annotations stop here; every result is checked.
+        self.client: Any = get_client(url=url, api_key=None)
+
+    async def new_thread(self) -> str:
+        """Create a thread; its id."""
+        thread = _json(await self.client.threads.create())
+        return str(thread["thread_id"])
+
+    async def wait(self, thread_id: str, **run: Any) -> Json:
+        """Start a run of the agent (`input=` or `command=`) and wait for its final state."""
+        return _json(await self.client.runs.wait(thread_id, "agent", **run))
+
+    async def stream_updates(self, thread_id: str, **run: Any) -> AsyncIterator[tuple[str, Json]]:
+        """Run the agent, yielding each `updates` event's node and update as it arrives."""
+        async for part in self.client.runs.stream(thread_id, "agent", stream_mode="updates", **run):
+            if part.event == "updates":
+                for node, update in _json(part.data).items():
+                    yield node, _json(update)
+
+    async def run_statuses(self, thread_id: str) -> list[str]:
+        """The status of each run of the thread."""
+        return [str(_json(run)["status"]) for run in await self.client.runs.list(thread_id)]
+
+    async def messages(self, thread_id: str) -> list[Json]:
+        """The thread's messages, as checkpointed."""
+        state = _json(await self.client.threads.get_state(thread_id))
+        return [_json(message) for message in _json(state["values"])["messages"]]
+
+    async def close(self) -> None:
+        """Close the HTTP connections."""
+        await self.client.aclose()

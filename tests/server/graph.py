@@ -1,0 +1,93 @@
+"""The agent the LangGraph server test serves: `create_agent`, the scripted model, this middleware.
+
+The user's message names a tool and its argument ("lookup missing-7"); the scripted model
+calls that tool, then answers with what the tool returned. The tools:
+
+- `lookup` raises `KeyError` for keys that start with "missing": the middleware hands that
+  back to the model (its handler is async, as the server runs the async path);
+- `crash` raises `PermissionError`, which the middleware does not select: the run fails;
+- `approve` calls `interrupt()`: the run pauses until a `Command(resume=...)` arrives.
+
+Every handler call is appended to the file named by `TOOL_ERRORS_HANDLER_LOG`, so the test
+can tell whether the handler ran.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+# create_agent's `checkpointer` parameter is langgraph's `Checkpointer` alias, which leaves
+# `BaseCheckpointSaver`'s type parameter unset, so pyright strict calls the import unknown.
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain.agents.middleware.types import InputAgentState
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import Runnable
+from langchain_core.tools import tool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import interrupt
+
+from langchain_tool_errors import ToolErrorMiddleware
+from langchain_tool_errors.testing import ScriptedChatModel
+
+
+@tool
+def lookup(key: str) -> str:
+    """The value stored under `key`."""
+    if key.startswith("missing"):
+        raise KeyError(key)
+    return f"value of {key}"
+
+
+@tool
+def crash(key: str) -> str:
+    """A tool whose failure no middleware handles."""
+    raise PermissionError(f"the agent may not read {key}")
+
+
+@tool
+def approve(action: str) -> str:
+    """Ask a human to approve `action`."""
+    answer = interrupt({"approve": action})
+    return f"{action}: {answer}"
+
+
+def _record(line: str) -> None:
+    log = os.environ.get("TOOL_ERRORS_HANDLER_LOG")
+    if log:
+        with Path(log).open("a", encoding="utf-8") as file:
+            file.write(line + "\n")
+
+
+async def explain_missing(exc: KeyError, request: ToolCallRequest) -> str:
+    """Tell the model which key is missing; record the call (off the event loop)."""
+    await asyncio.to_thread(_record, str(request.tool_call["id"]))
+    return f"No record {exc.args[0]!r} (call {request.tool_call['id']})."
+
+
+def call_the_named_tool(messages: Sequence[BaseMessage]) -> AIMessage:
+    """The model's first reply: call the tool the user named, with the argument given."""
+    question = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
+    name, argument = str(question.content).split(maxsplit=1)
+    field = "action" if name == "approve" else "key"
+    call = {"name": name, "args": {field: argument}, "id": f"call-{argument}"}
+    return AIMessage("", tool_calls=[call])
+
+
+def answer_with_the_result(messages: Sequence[BaseMessage]) -> AIMessage:
+    """The model's second reply: what the tool answered."""
+    result = next(m for m in reversed(messages) if isinstance(m, ToolMessage))
+    return AIMessage(f"The tool said ({result.status}): {result.content}")
+
+
+def build_agent() -> Runnable[InputAgentState, dict[str, Any]]:
+    """The served agent."""
+    model = ScriptedChatModel(script=[call_the_named_tool, answer_with_the_result])
+    middleware = ToolErrorMiddleware(aon_error=explain_missing, exceptions=KeyError)
+    return create_agent(model, tools=[lookup, crash, approve], middleware=[middleware])
+
+
+agent = build_agent()

@@ -1,0 +1,146 @@
+"""Agents with this middleware, served by a real LangGraph API server and driven over HTTP.
+
+`langgraph dev` (from langgraph-cli[inmem]) serves tests/server/graph.py on loopback; the
+tests talk to it only through `langgraph_sdk.get_client`, as a deployed app's clients do.
+There the graph runs on the async path, in the server's process, with threads and
+checkpoints managed by the server. The server is stopped after the tests, also when one
+fails, and no process of it may be left; nothing in it may try to reach another host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from tests._processes import run_python
+from tests._server import Api, Json, Server, serve_for_tests
+from tests.conftest import FIGURES
+
+pytestmark = pytest.mark.server
+
+
+server = pytest.fixture(scope="module", name="server")(serve_for_tests)
+
+
+@pytest_asyncio.fixture
+async def api(server: Server) -> AsyncIterator[Api]:
+    connection = Api(server.url)
+    try:
+        yield connection
+    finally:
+        await connection.close()
+
+
+def ask(text: str) -> Json:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def handler_calls(server: Server) -> list[str]:
+    return server.handler_log.read_text(encoding="utf-8").split()
+
+
+def tool_messages(state: Json) -> list[Json]:
+    return [m for m in state["messages"] if m["type"] == "tool"]
+
+
+@pytest.mark.asyncio
+async def test_a_handled_failure_returns_the_handlers_error_message(api: Api) -> None:
+    thread = await api.new_thread()
+
+    state = await api.wait(thread, input=ask("lookup missing-1"))
+
+    [message] = tool_messages(state)
+    assert message["status"] == "error"
+    assert message["content"] == "No record 'missing-1' (call call-missing-1)."
+    assert message["tool_call_id"] == "call-missing-1"
+    assert state["messages"][-1]["content"].startswith("The tool said (error): No record")
+
+
+@pytest.mark.asyncio
+async def test_an_unhandled_exception_fails_the_run_with_its_type_visible(api: Api) -> None:
+    thread = await api.new_thread()
+
+    with pytest.raises(Exception, match="PermissionError") as raised:
+        await api.wait(thread, input=ask("crash secrets"))
+
+    assert "secrets" not in str(raised.value)  # the server shows the type, not the message
+    assert await api.run_statuses(thread) == ["error"]
+    assert not any(m["type"] == "tool" for m in await api.messages(thread))
+
+
+@pytest.mark.asyncio
+async def test_an_interrupt_pauses_and_a_resume_completes_without_the_handler(
+    api: Api, server: Server
+) -> None:
+    thread = await api.new_thread()
+    before = handler_calls(server)
+
+    paused = await api.wait(thread, input=ask("approve deploy"))
+    assert [i["value"] for i in paused["__interrupt__"]] == [{"approve": "deploy"}]
+    assert tool_messages(paused) == []
+
+    done = await api.wait(thread, command={"resume": "yes"})
+
+    [message] = tool_messages(done)
+    assert message["status"] == "success"
+    assert message["content"] == "deploy: yes"
+    assert handler_calls(server) == before  # the interrupt never reached the handler
+
+
+@pytest.mark.asyncio
+async def test_streaming_delivers_the_error_message_as_it_happens(api: Api) -> None:
+    thread = await api.new_thread()
+    nodes: list[str] = []
+    errors: list[Json] = []
+
+    async for node, update in api.stream_updates(thread, input=ask("lookup missing-2")):
+        nodes.append(node)
+        if node == "tools":
+            errors += update["messages"]
+
+    assert nodes == ["model", "tools", "model"]  # the error arrives before the answer
+    [error] = errors
+    assert error["status"] == "error"
+    assert error["content"] == "No record 'missing-2' (call call-missing-2)."
+
+
+@pytest.mark.asyncio
+async def test_fifty_concurrent_threads_each_get_their_own_error_message(
+    api: Api, server: Server
+) -> None:
+    async def one(index: int) -> tuple[int, Json]:
+        thread = await api.new_thread()
+        return index, await api.wait(thread, input=ask(f"lookup missing-{index}-x"))
+
+    results = await asyncio.gather(*(one(index) for index in range(50)))
+
+    for index, state in results:
+        [message] = tool_messages(state)
+        assert message["status"] == "error"
+        assert message["content"] == f"No record 'missing-{index}-x' (call call-missing-{index}-x)."
+    calls = [call for call in handler_calls(server) if call.endswith("-x")]
+    assert sorted(calls) == sorted(f"call-missing-{index}-x" for index in range(50))
+    FIGURES.append("LangGraph server: 50 concurrent threads, 50 error messages, each its own")
+
+
+def test_a_failing_test_still_stops_the_server_and_leaves_no_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pgid_file = tmp_path / "pgid"
+    monkeypatch.setenv("SERVER_PGID_FILE", str(pgid_file))
+
+    done = run_python(
+        "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/server/probe_failing.py"
+    )
+
+    assert done.returncode == 1, done.stdout + done.stderr  # the probe's test failed...
+    assert "1 failed" in done.stdout
+    group = int(pgid_file.read_text(encoding="utf-8"))
+    with pytest.raises(ProcessLookupError):
+        os.killpg(group, 0)  # ...and no process of the server's group is left
+    FIGURES.append("LangGraph server: stopped after a failing test too, no process left")

@@ -31,6 +31,7 @@ _BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 GIVEN = definitions(
     """
+import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -40,7 +41,8 @@ from langchain.agents.middleware.types import InputAgentState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import ToolException, tool
-from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+from langgraph.types import Command
 
 from langchain_tool_errors import (
     AOnError,
@@ -89,6 +91,23 @@ async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
 
 
 my_async_handler = aexplain
+runtime: ToolRuntime[None, dict[str, Any]] = ToolRuntime(
+    state={}, context=None, config={}, stream_writer=lambda _: None, tool_call_id="c1", store=None
+)
+request = ToolCallRequest(
+    tool_call={"name": "search", "args": {"query": "x"}, "id": "c1", "type": "tool_call"},
+    tool=search,
+    state={},
+    runtime=runtime,
+)
+
+
+def run_failing_tool(request: ToolCallRequest) -> ToolMessage | Command[Any]:
+    raise TimeoutError("search timed out")
+
+
+async def arun_failing_tool(request: ToolCallRequest) -> ToolMessage | Command[Any]:
+    raise TimeoutError("search timed out")
 model = ScriptedChatModel(script=[AIMessage("done")])
 
 
@@ -148,7 +167,36 @@ def _documented() -> dict[str, str]:
         docs[module] = inspect.getdoc(importlib.import_module(module)) or ""
     middleware = importlib.import_module("langchain_tool_errors").ToolErrorMiddleware
     docs["ToolErrorMiddleware.__init__"] = inspect.getdoc(middleware.__init__) or ""
+    for owner, member in _public_members():
+        docs[f"{owner.__name__}.{member}"] = inspect.getdoc(getattr(owner, member)) or ""
     return docs
+
+
+def _public_members() -> list[tuple[type, str]]:
+    """The public methods and properties our public classes define themselves."""
+    classes = [
+        value
+        for module, name in _public_names()
+        if inspect.isclass(value := getattr(importlib.import_module(module), name))
+    ]
+    return [
+        (cls, member)
+        for cls in classes
+        for member, value in vars(cls).items()
+        if not member.startswith("_") and (inspect.isfunction(value) or isinstance(value, property))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("owner", "member"), _public_members(), ids=lambda value: getattr(value, "__name__", value)
+)
+def test_every_public_method_has_a_docstring_with_a_python_example(
+    owner: type, member: str
+) -> None:
+    doc = inspect.getdoc(getattr(owner, member)) or ""
+
+    assert "Example:" in doc, f"{owner.__name__}.{member} has no Example section"
+    assert _BLOCK.search(doc), f"{owner.__name__}.{member}'s example has no ```python block"
 
 
 @pytest.mark.parametrize(("module", "name"), _public_names())

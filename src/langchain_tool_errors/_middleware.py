@@ -227,7 +227,13 @@ class ToolErrorMiddleware(
     @property
     @override
     def name(self) -> str:
-        """The middleware's name in the agent, unique among its middleware."""
+        """The middleware's name in the agent, unique among its middleware.
+
+        Example:
+            ```python
+            assert ToolErrorMiddleware(explain, name="search_errors").name == "search_errors"
+            ```
+        """
         return self._name
 
     @override
@@ -281,6 +287,13 @@ class ToolErrorMiddleware(
             NotImplementedError: The middleware is `AsyncOnly` (this is also a type error).
             TypeError: `on_error` returned something that is not content, chained to the
                 tool's exception.
+
+        Example:
+            `create_agent` calls this for every tool call; a unit test may call it directly:
+            ```python
+            message = ToolErrorMiddleware(explain).wrap_tool_call(request, run_failing_tool)
+            assert isinstance(message, ToolMessage) and message.status == "error"
+            ```
         """
         on_error = self._on_error
         if on_error is None:
@@ -318,6 +331,14 @@ class ToolErrorMiddleware(
         Raises:
             TypeError: `aon_error` returned something that cannot be awaited, or a handler
                 gave something that is not content; chained to the tool's exception.
+
+        Example:
+            `create_agent` calls this for every tool call on `ainvoke`/`astream`:
+            ```python
+            middleware = ToolErrorMiddleware(aon_error=aexplain)
+            message = asyncio.run(middleware.awrap_tool_call(request, arun_failing_tool))
+            assert isinstance(message, ToolMessage) and message.status == "error"
+            ```
         """
         # Only the `try` runs on the success path; the failure is handled in a second
         # coroutine so this one stays as small (and as cheap to create) as an `async def`

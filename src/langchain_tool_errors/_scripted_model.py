@@ -87,5 +87,11 @@ class ScriptedChatModel(BaseChatModel):
         tool_choice: str | None = None,
         **kwargs: Any,  # BaseChatModel's signature
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """The script already says which tools are called; binding changes nothing."""
+        """The script already says which tools are called; binding changes nothing.
+
+        Example:
+            ```python
+            bound = ScriptedChatModel(script=[AIMessage("done")]).bind_tools([search])
+            ```
+        """
         return self

@@ -10,6 +10,7 @@ newer release (which the recorder caught asking pypi.org) are off.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -143,9 +144,13 @@ def start(directory: Path) -> Server:
         str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload",
         "--host", "127.0.0.1", "--port", str(port), "--config", "langgraph.json",
     ]  # fmt: skip
+    # The server keeps its state (`.langgraph_api/`) in its working directory and resolves
+    # the config's paths from there: run it in `directory`, on copies of the two files.
+    for name in ("langgraph.json", "graph.py"):
+        shutil.copy(SERVER_DIR / name, directory / name)
     with log.open("wb") as output:
         process = subprocess.Popen(
-            command, cwd=SERVER_DIR, env=env, stdout=output, stderr=subprocess.STDOUT,
+            command, cwd=directory, env=env, stdout=output, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
     server = Server(process, f"http://127.0.0.1:{port}", log, handler_log, proxy)

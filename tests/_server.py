@@ -47,12 +47,14 @@ def free_port() -> int:
 class Recorder:
     """A listener on loopback that records the first line of every connection, then closes it."""
 
-    port: int = field(default_factory=free_port)
+    port: int = 0
+    """Where it listens, once started."""
     seen: list[str] = field(default_factory=list[str])
 
     def start(self) -> None:
-        """Listen in a daemon thread."""
-        listener = socket.create_server(("127.0.0.1", self.port))
+        """Listen on a port of its own choosing, in a daemon thread."""
+        listener = socket.create_server(("127.0.0.1", 0))
+        self.port = listener.getsockname()[1]
         threading.Thread(target=self._serve, args=(listener,), daemon=True).start()
 
     def _serve(self, listener: socket.socket) -> None:

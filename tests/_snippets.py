@@ -36,12 +36,10 @@ def definitions(code: str, *, assignments: bool = False) -> dict[str, str]:
     lines = code.splitlines()
     found: dict[str, str] = {}
     for node in ast.parse(code).body:
-        first = node.lineno
+        source = "\n".join(lines[node.lineno - 1 : node.end_lineno])
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            first = min([first, *(decorator.lineno for decorator in node.decorator_list)])
-        source = "\n".join(lines[first - 1 : node.end_lineno])
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found[node.name] = source
+            first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+            found[node.name] = "\n".join(lines[first - 1 : node.end_lineno])
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             found[f"import {source}"] = source
         elif assignments and isinstance(node, (ast.Assign, ast.AnnAssign)):

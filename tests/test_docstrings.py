@@ -8,6 +8,7 @@ IDE hover shows these docstrings, so their examples are checked like the README'
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import itertools
@@ -132,6 +133,7 @@ def _public_names() -> list[tuple[str, str]]:
     ]
 
 
+@functools.cache
 def _attribute_docstrings() -> dict[str, str]:
     """Docstrings written under module-level assignments (type aliases, constants)."""
     found: dict[str, str] = {}

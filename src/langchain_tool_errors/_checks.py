@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
-from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypeIs, TypeVar
+
+from langchain_tool_errors._control_flow import GraphBubbleUp
 
 _T = TypeVar("_T")
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, TypeAlias, overload
+from typing import Any, Generic, TypeAlias, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, TracePolicy, omit_payload
-from typing_extensions import TypeVar, override
+from typing_extensions import Never, TypeVar, override
 
 from langchain_tool_errors._checks import (
     reject_async_on_error,
@@ -25,6 +24,7 @@ from langchain_tool_errors._checks import (
     require_tool_name,
     require_tool_selection,
 )
+from langchain_tool_errors._control_flow import GraphBubbleUp, is_invalid_resume
 from langchain_tool_errors._types import (
     AOnError,
     AsyncOnly,
@@ -60,10 +60,10 @@ Example:
 
 _StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]
 _StoredAsyncHandler: TypeAlias = Callable[[Any, ToolCallRequest], Awaitable[object]]
-# A stored handler takes `Any` for the exception: the `except` clause only lets through
-# instances of `exceptions`, which the overloads tie to the handler's exception type, but
-# no checker can relate a runtime tuple of types to that type parameter. What it gives is
-# `object` because it is checked at run time before anything reaches the model.
+# The implementation takes handlers that accept `Any` exception: the `except` clause only
+# lets through instances of `exceptions`, which the overloads tie to the handler's exception
+# type, but no checker can relate a runtime tuple of types to that type parameter. What a
+# handler returns is checked at run time before anything reaches the model.
 
 _ASYNC_ONLY = (
     "{name} has only an async handler (`aon_error`), and the agent is running on the sync "
@@ -217,9 +217,12 @@ class ToolErrorMiddleware(
         require_callable("on_error", on_error)
         require_callable("aon_error", aon_error)
         reject_async_on_error(on_error)
-        self._on_error = on_error
-        self._aon_error = aon_error
-        self._exceptions = require_exception_types(exceptions)
+        # The overloads tie the handlers' content type and `exceptions=` to the class's
+        # type parameters; the implementation's signature cannot name them (mypy checks it
+        # against every overload), so the casts restate what the overloads proved.
+        self._on_error = cast("OnError[_ContentT_co, Any] | None", on_error)
+        self._aon_error = cast("AOnError[_ContentT_co, Any] | None", aon_error)
+        self._exceptions = cast("tuple[type[_ExcT_co], ...]", require_exception_types(exceptions))
         self._tool_names = require_tool_selection(tools)
         self._name = require_name(name)
         self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
@@ -235,6 +238,64 @@ class ToolErrorMiddleware(
             ```
         """
         return self._name
+
+    @property
+    def on_error(self) -> OnError[_ContentT_co, Never] | None:
+        """The sync handler the middleware was built with, or `None` for an `AsyncOnly` one.
+
+        Read-only. Its exception type reads as `Never` because the middleware's exception
+        type parameter is covariant: a `ToolErrorMiddleware[str, KeyError]` is also a
+        `ToolErrorMiddleware[str, Exception]`, so no wider exception type would be safe.
+
+        Example:
+            ```python
+            assert ToolErrorMiddleware(report_type_only).on_error is report_type_only
+            ```
+        """
+        return self._on_error
+
+    @property
+    def aon_error(self) -> AOnError[_ContentT_co, Never] | None:
+        """The async handler the middleware was built with, or `None` if it has none.
+
+        Read-only. With no `aon_error`, the async path calls `on_error`; see `on_error` for
+        why the exception type reads as `Never`.
+
+        Example:
+            ```python
+            assert ToolErrorMiddleware(aon_error=aexplain).aon_error is aexplain
+            ```
+        """
+        return self._aon_error
+
+    @property
+    def exceptions(self) -> tuple[type[_ExcT_co], ...]:
+        """The exception types handed to the handlers, as a tuple (`(Exception,)` by default).
+
+        Read-only.
+
+        Example:
+            ```python
+            middleware = ToolErrorMiddleware(explain, exceptions=TimeoutError)
+            assert middleware.exceptions == (TimeoutError,)
+            ```
+        """
+        return self._exceptions
+
+    @property
+    def selected_tools(self) -> frozenset[str] | None:
+        """The names of the tools `tools=` selected, or `None` when every tool is handled.
+
+        Read-only. (`tools`, as in every langchain middleware, lists the tools the
+        middleware registers with the agent: none.)
+
+        Example:
+            ```python
+            middleware = ToolErrorMiddleware(explain, tools=["search", lookup])
+            assert middleware.selected_tools == frozenset({"search", "lookup"})
+            ```
+        """
+        return self._tool_names
 
     @override
     def __repr__(self) -> str:
@@ -306,7 +367,7 @@ class ToolErrorMiddleware(
         except GraphBubbleUp:
             raise
         except self._exceptions as exc:
-            if not self._selects(request):
+            if is_invalid_resume(exc) or not self._selects(request):
                 raise
             content = on_error(exc, request)
             if content is None:
@@ -355,7 +416,7 @@ class ToolErrorMiddleware(
 
     async def _ahandle(self, exc: Exception, request: ToolCallRequest) -> ToolMessage | None:
         """The error message for a failure on the async path, or `None` to re-raise it."""
-        if not self._selects(request):
+        if is_invalid_resume(exc) or not self._selects(request):
             return None
         aon_error = self._aon_error
         if aon_error is not None:

@@ -411,3 +411,55 @@ def test_error_message_equals_one_built_and_validated_the_ordinary_way(content: 
     if isinstance(content, list):
         assert first.content is not content
         assert first.content[0] is not content[0], "blocks are copied, as pydantic would"
+
+
+# --- the configuration, read back -------------------------------------------------------
+
+
+def test_the_configuration_reads_back_as_given() -> None:
+    lookup = echo_tool("lookup")
+    middleware = ToolErrorMiddleware(
+        explain, aon_error=aexplain, exceptions=(KeyError, TimeoutError), tools=("search", lookup)
+    )
+
+    assert middleware.on_error is explain
+    assert middleware.aon_error is aexplain
+    assert middleware.exceptions == (KeyError, TimeoutError)
+    assert middleware.selected_tools == frozenset({"search", "lookup"})
+    assert list(middleware.tools) == [], "it registers no tools with the agent"
+
+
+def test_the_defaults_read_back_as_every_exception_and_every_tool() -> None:
+    sync_only = ToolErrorMiddleware(explain)
+    async_only = ToolErrorMiddleware(aon_error=aexplain)
+
+    assert sync_only.aon_error is None
+    assert async_only.on_error is None
+    assert sync_only.exceptions == (Exception,)
+    assert sync_only.selected_tools is None
+
+
+@pytest.mark.parametrize("attribute", ["on_error", "aon_error", "exceptions", "selected_tools"])
+def test_the_configuration_cannot_be_reassigned(attribute: str) -> None:
+    middleware = ToolErrorMiddleware(explain)
+
+    with pytest.raises(AttributeError):
+        setattr(middleware, attribute, give_up)
+
+    assert middleware.on_error is explain
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_handler_given_at_construction_keeps_running_after_an_attempted_swap(
+    path: Path,
+) -> None:
+    middleware = ToolErrorMiddleware(explain)
+    with pytest.raises(AttributeError):
+        setattr(middleware, "on_error", give_up)  # noqa: B010 (what code that skips the checker does)
+    agent = build_agent(
+        [failing_tool("search", KeyError("k"))], [middleware], [call("search", "c1")]
+    )
+
+    result = run(agent, path)
+
+    assert tool_messages(result)["c1"].content == "search failed: KeyError"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 # create_agent's `checkpointer` parameter is langgraph's `Checkpointer` alias, which leaves
@@ -14,7 +14,7 @@ from langchain_core.messages import ContentBlock, TextContentBlock, ToolMessage
 from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
-from typing_extensions import TypedDict, assert_type
+from typing_extensions import Never, TypedDict, assert_type
 
 from langchain_tool_errors import (
     AOnError,
@@ -250,3 +250,14 @@ assert_type(
     ToolErrorMiddleware(aon_error=alog_handled(ablocks)),
     ToolErrorMiddleware[list[ContentBlock], Exception, AsyncOnly],
 )
+
+# The configuration, read back: handlers keep their content type (their exception type is
+# `Never`, as the class is covariant in it), `exceptions=` its types, `tools=` its names.
+built = ToolErrorMiddleware(value_error_only, aon_error=ablocks, exceptions=ValueError)
+assert_type(built.on_error, OnError[str | list[ContentBlock], Never] | None)
+assert_type(built.aon_error, AOnError[str | list[ContentBlock], Never] | None)
+assert_type(built.exceptions, tuple[type[ValueError], ...])
+assert_type(built.selected_tools, frozenset[str] | None)
+assert_type(built.tools, Sequence[BaseTool])
+assert_type(ToolErrorMiddleware(text).on_error, OnError[str, Never] | None)
+assert_type(ToolErrorMiddleware(text).exceptions, tuple[type[Exception], ...])

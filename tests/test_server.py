@@ -93,6 +93,26 @@ async def test_an_interrupt_pauses_and_a_resume_completes_without_the_handler(
 
 
 @pytest.mark.asyncio
+async def test_an_invalid_resume_value_fails_the_run_and_the_interrupt_can_be_answered_again(
+    api: Api, server: Server
+) -> None:
+    thread = await api.new_thread()
+    before = handler_calls(server)
+    paused = await api.wait(thread, input=ask("approve_refund 120"))
+    assert [i["value"] for i in paused["__interrupt__"]] == [{"refund": "120"}]
+
+    with pytest.raises(Exception, match="ValidationError"):
+        await api.wait(thread, command={"resume": {"approved": "maybe"}})
+    assert (await api.run_statuses(thread))[0] == "error"  # newest first
+    done = await api.wait(thread, command={"resume": {"approved": True}})
+
+    [message] = tool_messages(done)
+    assert message["status"] == "success"
+    assert message["content"] == "refund of 120: approved=True"
+    assert handler_calls(server) == before  # the ValidationError never reached the handler
+
+
+@pytest.mark.asyncio
 async def test_streaming_delivers_the_error_message_as_it_happens(api: Api) -> None:
     thread = await api.new_thread()
     nodes: list[str] = []

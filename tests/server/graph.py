@@ -6,7 +6,10 @@ calls that tool, then answers with what the tool returned. The tools:
 - `lookup` raises `KeyError` for keys that start with "missing": the middleware hands that
   back to the model (its handler is async, as the server runs the async path);
 - `crash` raises `PermissionError`, which the middleware does not select: the run fails;
-- `approve` calls `interrupt()`: the run pauses until a `Command(resume=...)` arrives.
+- `approve` calls `interrupt()`: the run pauses until a `Command(resume=...)` arrives;
+- `approve_refund` calls `interrupt()` with a `response_schema`: a resume value that does
+  not fit it fails the run and leaves the interrupt pending, although a second middleware
+  selects `ValidationError` for that very tool.
 
 Every handler call is appended to the file named by `TOOL_ERRORS_HANDLER_LOG`, so the test
 can tell whether the handler ran.
@@ -29,6 +32,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import interrupt
+from pydantic import BaseModel, ValidationError
 
 from langchain_tool_errors import ToolErrorMiddleware
 from langchain_tool_errors.testing import ScriptedChatModel
@@ -55,6 +59,19 @@ def approve(action: str) -> str:
     return f"{action}: {answer}"
 
 
+class Approval(BaseModel):
+    """A human's answer to a refund."""
+
+    approved: bool
+
+
+@tool
+def approve_refund(amount: str) -> str:
+    """Ask a human to approve a refund of `amount`; the answer must be an `Approval`."""
+    approval = interrupt({"refund": amount}, response_schema=Approval)
+    return f"refund of {amount}: approved={approval.approved}"
+
+
 def _record(line: str) -> None:
     log = os.environ.get("TOOL_ERRORS_HANDLER_LOG")
     if log:
@@ -68,11 +85,20 @@ async def explain_missing(exc: KeyError, request: ToolCallRequest) -> str:
     return f"No record {exc.args[0]!r} (call {request.tool_call['id']})."
 
 
+async def explain_invalid(exc: ValidationError, request: ToolCallRequest) -> str:
+    """Would answer any validation error of `approve_refund`; record the call."""
+    await asyncio.to_thread(_record, str(request.tool_call["id"]))
+    return "The refund tool got an invalid value."
+
+
+FIELDS = {"approve": "action", "approve_refund": "amount"}
+
+
 def call_the_named_tool(messages: Sequence[BaseMessage]) -> AIMessage:
     """The model's first reply: call the tool the user named, with the argument given."""
     question = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
     name, argument = str(question.content).split(maxsplit=1)
-    field = "action" if name == "approve" else "key"
+    field = FIELDS.get(name, "key")
     call = {"name": name, "args": {field: argument}, "id": f"call-{argument}"}
     return AIMessage("", tool_calls=[call])
 
@@ -86,8 +112,17 @@ def answer_with_the_result(messages: Sequence[BaseMessage]) -> AIMessage:
 def build_agent() -> Runnable[InputAgentState, dict[str, Any]]:
     """The served agent."""
     model = ScriptedChatModel(script=[call_the_named_tool, answer_with_the_result])
-    middleware = ToolErrorMiddleware(aon_error=explain_missing, exceptions=KeyError)
-    return create_agent(model, tools=[lookup, crash, approve], middleware=[middleware])
+    middleware = [
+        ToolErrorMiddleware(aon_error=explain_missing, exceptions=KeyError),
+        ToolErrorMiddleware(
+            aon_error=explain_invalid,
+            exceptions=ValidationError,
+            tools=[approve_refund],
+            name="refund_validation_errors",
+        ),
+    ]
+    tools = [lookup, crash, approve, approve_refund]
+    return create_agent(model, tools=tools, middleware=middleware)
 
 
 agent = build_agent()

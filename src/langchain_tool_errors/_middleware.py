@@ -291,7 +291,7 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
-            middleware = ToolErrorMiddleware(explain, tools=["search", lookup])
+            middleware = ToolErrorMiddleware(explain, tools=("search", lookup))
             assert middleware.selected_tools == frozenset({"search", "lookup"})
             ```
         """

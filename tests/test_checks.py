@@ -41,6 +41,11 @@ class AsyncCallable:
         return "handled"
 
 
+class AsyncGeneratorCallable:
+    async def __call__(self, exc: Exception, request: ToolCallRequest) -> AsyncIterator[str]:
+        yield "handled"
+
+
 @dataclass(frozen=True)
 class BadConstruction:
     """A constructor call that must fail, and how."""
@@ -68,6 +73,12 @@ CONSTRUCTION = {
     ),
     "async generator as on_error": BadConstruction(
         {"on_error": async_generator_handler}, TypeError, ("`on_error`", "aon_error=")
+    ),
+    "partial of an object with an async __call__ as on_error": BadConstruction(
+        {"on_error": functools.partial(AsyncCallable())}, TypeError, ("`on_error`", "aon_error=")
+    ),
+    "object whose __call__ is an async generator as on_error": BadConstruction(
+        {"on_error": AsyncGeneratorCallable()}, TypeError, ("`on_error`", "aon_error=")
     ),
     "tools as a bare string": BadConstruction(
         {"on_error": sync_handler, "tools": "search"},
@@ -143,8 +154,16 @@ def test_wrong_constructor_arguments_fail_at_construction(case: BadConstruction)
         assert word in str(raised.value)
 
 
+class SyncCallable:
+    def __call__(self, exc: Exception, request: ToolCallRequest) -> str:
+        return "handled"
+
+
 def test_handlers_that_are_fine_construct() -> None:
     ToolErrorMiddleware(functools.partial(sync_handler))
+    ToolErrorMiddleware(SyncCallable())
+    ToolErrorMiddleware(functools.partial(SyncCallable()))
+    ToolErrorMiddleware(SyncCallable)  # a class: calling it builds an instance, not a coroutine
     ToolErrorMiddleware(aon_error=AsyncCallable())
     ToolErrorMiddleware(aon_error=functools.partial(async_handler))
     ToolErrorMiddleware(sync_handler, exceptions=(ValueError, KeyError), tools=("a", "b"))
@@ -260,3 +279,42 @@ def test_aon_error_returning_a_non_awaitable_fails_chained_at_call_time() -> Non
     assert "'handled' (str)" in str(raised.value)
     assert "async def" in str(raised.value)
     assert _tool_messages_saved(checkpointer, config) == []
+
+
+# --- long values are shortened in error messages ------------------------------------------
+
+
+def _message(**kwargs: Any) -> str:
+    with pytest.raises((TypeError, ValueError)) as raised:
+        ToolErrorMiddleware(sync_handler, **kwargs)
+    return str(raised.value)
+
+
+def test_a_string_is_shown_whole_up_to_sixty_characters_then_shortened() -> None:
+    fits, too_long = "a" * 58, "b" * 59  # 60 and 61 characters with their quotes
+
+    assert repr(fits) in _message(tools=fits)
+    shortened = _message(tools=too_long)
+    assert repr(too_long) not in shortened
+    assert "..." in shortened
+
+
+def test_another_value_is_shown_whole_up_to_sixty_characters_then_shortened() -> None:
+    class Shown:
+        def __init__(self, width: int) -> None:
+            self.width = width
+
+        def __repr__(self) -> str:
+            return "r" * self.width
+
+    assert "r" * 60 in _message(tools=Shown(60))
+    assert "r" * 61 not in _message(tools=Shown(61))
+
+
+def test_a_list_shows_four_items_a_dict_four_entries_and_two_levels() -> None:
+    assert "[10, 11, 12, 13, ...]" in _message(exceptions=[10, 11, 12, 13, 14])
+    assert "[10, 11, 12, 13]" in _message(exceptions=[10, 11, 12, 13])
+    assert "{1: 1, 2: 2, 3: 3, 4: 4, ...}" in _message(tools={i: i for i in range(1, 6)})
+    assert "{1: 1, 2: 2, 3: 3, 4: 4}" in _message(tools={i: i for i in range(1, 5)})
+    assert "[[...]]" in _message(exceptions=[[[1]]])
+    assert "[[1]]" in _message(exceptions=[[1]])

@@ -122,9 +122,11 @@ def test_log_handled_logs_the_traceback_and_no_request_payload(
     assert record.levelno == logging.WARNING
     assert record.exc_info is not None
     assert record.exc_info[1] is LEAKY
-    assert "'search'" in record.getMessage()
-    assert "c1" in record.getMessage()
-    assert "card 4111" not in record.getMessage()
+    assert record.exc_info[2] is LEAKY.__traceback__
+    assert record.getMessage() == (
+        "tool 'search' (call c1) failed with ConnectionError; "
+        "the model was sent the handler's content"
+    )
     assert "Traceback" in caplog.text
     assert "hunter2" in caplog.text
     assert tool_messages(result)["c1"].content == "Tool `search` failed with ConnectionError."
@@ -145,6 +147,23 @@ def test_alog_handled_logs_on_the_async_path(caplog: pytest.LogCaptureFixture) -
 
     assert len([r for r in caplog.records if r.name == LOGGER.name]) == 1
     assert tool_messages(result)["c1"].content == "Tool `search` failed with ConnectionError."
+
+
+def test_alog_handled_refuses_a_wrapped_handler_that_returns_no_awaitable_chained() -> None:
+    def not_async(exc: Exception, request: ToolCallRequest) -> str:
+        return "sync text"
+
+    wrapped = alog_handled(not_async)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    agent = build_agent(
+        [failing_tool("search", LEAKY)],
+        [ToolErrorMiddleware(aon_error=wrapped)],
+        [call("search", "c1")],
+    )
+
+    with pytest.raises(TypeError, match="`aon_error` must return an awaitable") as raised:
+        run(agent, "async")
+
+    assert raised.value.__cause__ is LEAKY
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -381,9 +381,10 @@ def test_middleware_repr_shows_its_configuration() -> None:
 
     text = repr(middleware)
 
-    assert "exceptions=('KeyError', 'TimeoutError')" in text
-    assert "tools=['a', 'b']" in text
-    assert "name='mine'" in text
+    assert text == (
+        f"ToolErrorMiddleware(on_error={explain!r}, aon_error=None, "
+        "exceptions=('KeyError', 'TimeoutError'), tools=['a', 'b'], name='mine')"
+    )
 
 
 @pytest.mark.parametrize(
@@ -463,3 +464,82 @@ def test_the_handler_given_at_construction_keeps_running_after_an_attempted_swap
     result = run(agent, path)
 
     assert tool_messages(result)["c1"].content == "search failed: KeyError"
+
+
+# --- the tool a failed call names -----------------------------------------------------------
+
+
+def _hook(middleware: ToolErrorMiddleware, request: ToolCallRequest, path: Path) -> object:
+    """Call `middleware`'s hook for `path` directly, on a tool call that raises KeyError."""
+    error = KeyError("k")
+
+    def execute(_request: ToolCallRequest) -> ToolMessage:
+        raise error
+
+    async def aexecute(_request: ToolCallRequest) -> ToolMessage:
+        raise error
+
+    if path == "sync":
+        return middleware.wrap_tool_call(request, execute)
+    return asyncio.run(middleware.awrap_tool_call(request, aexecute))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_failure_without_a_tool_object_is_named_and_selected_by_the_calls_name(
+    path: Path,
+) -> None:
+    request = direct_request(None, call("search", "c1"))
+
+    message = _hook(ToolErrorMiddleware(explain, tools=["search"]), request, path)
+
+    assert isinstance(message, ToolMessage)
+    assert message.name == "search"
+    assert message.tool_call_id == "c1"
+    with pytest.raises(KeyError):
+        _hook(ToolErrorMiddleware(explain, tools=["other"]), request, path)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_tools_own_name_wins_over_the_name_in_the_call(path: Path) -> None:
+    request = direct_request(failing_tool("search_v2", KeyError("k")), call("search", "c1"))
+
+    message = _hook(ToolErrorMiddleware(explain, tools=["search_v2"]), request, path)
+
+    assert isinstance(message, ToolMessage)
+    assert message.name == "search_v2"
+    with pytest.raises(KeyError):
+        _hook(ToolErrorMiddleware(explain, tools=["search"]), request, path)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("call_id", ["", 7], ids=["empty", "int"])
+def test_a_call_id_that_is_empty_or_not_a_str_fails_chained_to_the_tool_exception(
+    path: Path, call_id: object
+) -> None:
+    tool_call: Any = {"name": "search", "args": {}, "id": call_id, "type": "tool_call"}
+    request = direct_request(failing_tool("search", KeyError("k")), tool_call)
+
+    with pytest.raises(ValueError, match="`search` has no id") as raised:
+        _hook(ToolErrorMiddleware(explain), request, path)
+
+    assert isinstance(raised.value.__cause__, KeyError)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_call_name_that_is_not_a_str_fails_chained_to_the_tool_exception(path: Path) -> None:
+    tool_call: Any = {"name": 7, "args": {}, "id": "c1", "type": "tool_call"}
+    request = direct_request(None, tool_call)
+
+    with pytest.raises(TypeError, match="7 \\(int\\)") as raised:
+        _hook(ToolErrorMiddleware(lambda exc, request: "handled"), request, path)
+
+    assert isinstance(raised.value.__cause__, KeyError)
+
+
+def test_repr_shows_the_handlers_and_every_default() -> None:
+    middleware = ToolErrorMiddleware(aon_error=aexplain)
+
+    assert repr(middleware) == (
+        f"ToolErrorMiddleware(on_error=None, aon_error={aexplain!r}, "
+        "exceptions=('Exception',), tools=None, name='ToolErrorMiddleware')"
+    )

@@ -163,7 +163,8 @@ def test_handlers_that_are_fine_construct() -> None:
     ToolErrorMiddleware(functools.partial(sync_handler))
     ToolErrorMiddleware(SyncCallable())
     ToolErrorMiddleware(functools.partial(SyncCallable()))
-    ToolErrorMiddleware(SyncCallable)  # a class: calling it builds an instance, not a coroutine
+    a_class: Any = SyncCallable  # calling a class builds an instance, never a coroutine
+    ToolErrorMiddleware(a_class)
     ToolErrorMiddleware(aon_error=AsyncCallable())
     ToolErrorMiddleware(aon_error=functools.partial(async_handler))
     ToolErrorMiddleware(sync_handler, exceptions=(ValueError, KeyError), tools=("a", "b"))
@@ -215,7 +216,7 @@ BAD_RETURNS: dict[str, tuple[Callable[[], object], tuple[str, ...]]] = {
     "block with a non-string type": (lambda: [{"type": 1, "text": "x"}], ("item 0",)),
     "nested list": (lambda: [[{"type": "text", "text": "x"}]], ("item 0", "(list)")),
     "tuple holding a non-block": (lambda: ({"type": "text", "text": "ok"}, 3), ("item 1",)),
-    "a coroutine": (_coroutine, ("awaitable", "aon_error=")),
+    "a coroutine": (_coroutine, ("awaitable (coroutine)", "aon_error=")),
 }
 
 FIGURES.append(

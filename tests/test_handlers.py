@@ -16,7 +16,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 # reports as partially unknown.
 from langsmith.run_helpers import tracing_context  # pyright: ignore[reportUnknownVariableType]
 
-from langchain_tool_errors import ToolErrorMiddleware
+from langchain_tool_errors import AOnError, ToolErrorMiddleware
 from langchain_tool_errors.handlers import (
     LOGGER,
     alog_handled,
@@ -101,8 +101,11 @@ def test_report_messages_of_names_itself_after_its_types() -> None:
 def test_report_messages_of_refuses_what_is_not_exception_types(
     types: tuple[Any, ...], error: type[Exception]
 ) -> None:
-    with pytest.raises(error, match=r"exception.type"):
+    with pytest.raises(error, match=r"exception.type") as raised:
         report_messages_of(*types)
+
+    if error is TypeError:
+        assert "`exception_types`" in str(raised.value)  # the argument, by its name
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -121,6 +124,7 @@ def test_log_handled_logs_the_traceback_and_no_request_payload(
     [record] = [r for r in caplog.records if r.name == "langchain_tool_errors"]
     assert record.levelno == logging.WARNING
     assert record.exc_info is not None
+    assert record.exc_info[0] is ConnectionError
     assert record.exc_info[1] is LEAKY
     assert record.exc_info[2] is LEAKY.__traceback__
     assert record.getMessage() == (
@@ -153,7 +157,8 @@ def test_alog_handled_refuses_a_wrapped_handler_that_returns_no_awaitable_chaine
     def not_async(exc: Exception, request: ToolCallRequest) -> str:
         return "sync text"
 
-    wrapped = alog_handled(not_async)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    unchecked: Any = not_async  # as code that skips the type checker passes it
+    wrapped: AOnError[str] = alog_handled(unchecked)
     agent = build_agent(
         [failing_tool("search", LEAKY)],
         [ToolErrorMiddleware(aon_error=wrapped)],

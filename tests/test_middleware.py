@@ -15,7 +15,7 @@ from langgraph.errors import GraphBubbleUp, ParentCommand
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt, omit_payload
 
-from langchain_tool_errors import ToolErrorMiddleware
+from langchain_tool_errors import SyncCapable, ToolErrorMiddleware
 from tests._agents import (
     PATHS,
     Path,
@@ -145,12 +145,14 @@ def test_async_only_middleware_refuses_the_sync_path_before_the_tool_runs() -> N
         return "ok"
 
     tool = StructuredTool.from_function(record, name="search", description="records calls")
-    agent = build_agent([tool], [ToolErrorMiddleware(aon_error=aexplain)], [call("search", "c1")])
+    middleware = ToolErrorMiddleware(aon_error=aexplain, name="refund_errors")
+    agent = build_agent([tool], [middleware], [call("search", "c1")])
 
     with pytest.raises(NotImplementedError) as raised:
         run(agent, "sync")
 
     assert isinstance(raised.value, RuntimeError)
+    assert str(raised.value).startswith("refund_errors has only an async handler")
     assert "ainvoke" in str(raised.value)
     assert "on_error" in str(raised.value)
     assert ran == []
@@ -469,7 +471,11 @@ def test_the_handler_given_at_construction_keeps_running_after_an_attempted_swap
 # --- the tool a failed call names -----------------------------------------------------------
 
 
-def _hook(middleware: ToolErrorMiddleware, request: ToolCallRequest, path: Path) -> object:
+def _hook(
+    middleware: ToolErrorMiddleware[str, Exception, SyncCapable],
+    request: ToolCallRequest,
+    path: Path,
+) -> object:
     """Call `middleware`'s hook for `path` directly, on a tool call that raises KeyError."""
     error = KeyError("k")
 
@@ -512,9 +518,11 @@ def test_the_tools_own_name_wins_over_the_name_in_the_call(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("call_id", ["", 7], ids=["empty", "int"])
+@pytest.mark.parametrize(
+    ("call_id", "shown"), [("", "'' (str)"), (7, "7 (int)")], ids=["empty", "int"]
+)
 def test_a_call_id_that_is_empty_or_not_a_str_fails_chained_to_the_tool_exception(
-    path: Path, call_id: object
+    path: Path, call_id: object, shown: str
 ) -> None:
     tool_call: Any = {"name": "search", "args": {}, "id": call_id, "type": "tool_call"}
     request = direct_request(failing_tool("search", KeyError("k")), tool_call)
@@ -522,6 +530,7 @@ def test_a_call_id_that_is_empty_or_not_a_str_fails_chained_to_the_tool_exceptio
     with pytest.raises(ValueError, match="`search` has no id") as raised:
         _hook(ToolErrorMiddleware(explain), request, path)
 
+    assert f"(got {shown})" in str(raised.value)
     assert isinstance(raised.value.__cause__, KeyError)
 
 

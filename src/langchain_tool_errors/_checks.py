@@ -71,9 +71,9 @@ def is_async_callable(handler: object) -> bool:
         handler = handler.func
     if inspect.iscoroutinefunction(handler) or inspect.isasyncgenfunction(handler):
         return True
-    if inspect.isroutine(handler) or inspect.isclass(handler):
-        return False
-    call = type(handler).__call__ if callable(handler) else None
+    # What calling an object runs is its type's `__call__`: a function's or a class's is
+    # sync (a class builds an instance), a callable object's may be async.
+    call = inspect.getattr_static(type(handler), "__call__", None)
     return inspect.iscoroutinefunction(call) or inspect.isasyncgenfunction(call)
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MIDDLEWARE = Path("src/langchain_tool_errors/_middleware.py")
-COPIED = ("src", "tests", "pyproject.toml", "mypy.ini")
+COPIED = ("src", "tests", "pyproject.toml", "mypy.ini", "README.md")
 OVERRIDE_LINE = re.compile(r"^\s*@override\s*\n", flags=re.MULTILINE)
 
 

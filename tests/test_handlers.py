@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 from unittest import mock
 
@@ -199,6 +200,22 @@ def test_declined_exceptions_are_not_logged(caplog: pytest.LogCaptureFixture) ->
         run(agent, "sync")
 
     assert [r for r in caplog.records if r.name == LOGGER.name] == []
+
+
+@pytest.mark.parametrize("wrapper", [log_handled, alog_handled], ids=["log", "alog"])
+@pytest.mark.parametrize(
+    ("handler", "shown"), [(None, "None (NoneType)"), ("report", "'report' (str)")]
+)
+def test_the_log_wrappers_refuse_what_is_not_a_handler(
+    wrapper: Callable[[Any], object], handler: object, shown: str
+) -> None:
+    with pytest.raises(TypeError) as raised:
+        wrapper(handler)
+
+    message = str(raised.value)
+    assert message.startswith(f"{wrapper.__name__}() wraps a handler")
+    assert f"got {shown}" in message
+    assert f"{wrapper.__name__}(report_type_only)" in message
 
 
 def test_log_handled_refuses_an_async_handler() -> None:

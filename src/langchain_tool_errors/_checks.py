@@ -58,6 +58,16 @@ def require_callable(argument: str, handler: object) -> None:
         raise TypeError(msg)
 
 
+def require_handler_to_wrap(wrapper: str, handler: object) -> None:
+    """What `log_handled`/`alog_handled` wrap is a callable (`None` is not a handler)."""
+    if handler is None or not callable(handler):
+        msg = (
+            f"{wrapper}() wraps a handler called as handler(exc, request), but got "
+            f"{_describe(handler)}. Pass the handler itself, e.g. {wrapper}(report_type_only)."
+        )
+        raise TypeError(msg)
+
+
 def _is_partial(value: object) -> TypeIs[functools.partial[object]]:
     return isinstance(value, functools.partial)
 
@@ -66,6 +76,7 @@ def is_async_callable(handler: object) -> bool:
     """Whether calling `handler` gives a coroutine or an async generator by its definition.
 
     Sees through `functools.partial` and looks at the `__call__` of callable objects.
+    `handler` must be callable (checked before this is asked).
     """
     while _is_partial(handler):
         handler = handler.func
@@ -73,7 +84,7 @@ def is_async_callable(handler: object) -> bool:
         return True
     # What calling an object runs is its type's `__call__`: a function's or a class's is
     # sync (a class builds an instance), a callable object's may be async.
-    call = inspect.getattr_static(type(handler), "__call__", None)
+    call = inspect.getattr_static(type(handler), "__call__")
     return inspect.iscoroutinefunction(call) or inspect.isasyncgenfunction(call)
 
 

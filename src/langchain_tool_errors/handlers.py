@@ -27,6 +27,7 @@ from langchain_tool_errors._checks import (
     is_async_callable,
     require_awaitable,
     require_exception_types,
+    require_handler_to_wrap,
 )
 from langchain_tool_errors._middleware import tool_name
 from langchain_tool_errors._types import AOnError, OnError, ToolErrorContent
@@ -119,13 +120,14 @@ def log_handled(handler: OnError[_C, _E], /) -> OnError[_C, _E]:
         A sync handler that returns what `handler` returns.
 
     Raises:
-        TypeError: `handler` is an async function (a type error too).
+        TypeError: `handler` is not callable, or is an async function (type errors too).
 
     Example:
         ```python
         middleware = ToolErrorMiddleware(log_handled(report_type_only))
         ```
     """
+    require_handler_to_wrap("log_handled", handler)
     if is_async_callable(handler):
         msg = (
             f"log_handled() wraps sync handlers, but got the async callable {handler!r}; "
@@ -151,11 +153,15 @@ def alog_handled(handler: AOnError[_C, _E], /) -> AOnError[_C, _E]:
     Returns:
         An async handler that returns what `handler` returns.
 
+    Raises:
+        TypeError: `handler` is not callable (a type error too).
+
     Example:
         ```python
         middleware = ToolErrorMiddleware(aon_error=alog_handled(my_async_handler))
         ```
     """
+    require_handler_to_wrap("alog_handled", handler)
 
     async def log_handled_async(exc: _E, request: ToolCallRequest, /) -> _C | None:
         content = await require_awaitable(handler(exc, request), exc)

@@ -87,3 +87,5 @@ report_messages_of(KeyboardInterrupt)  # type: ignore[arg-type]  # pyright: igno
 log_handled(aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 alog_handled(on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 ToolErrorMiddleware(aon_error=log_handled(on_error))  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+log_handled(None)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+alog_handled(None)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]

@@ -93,8 +93,8 @@ class ToolErrorMiddleware(
     The handler gets the exception and the `ToolCallRequest`. It returns the content for a
     `ToolMessage(status="error")` (a `str` or a list of content blocks), or `None` to let
     the exception propagate unchanged. LangGraph control flow (`interrupt()`, parent
-    commands) always propagates and never reaches a handler. Successful results pass
-    through untouched.
+    commands, a drained graph, a resume value its interrupt's schema refuses) always
+    propagates and never reaches a handler. Successful results pass through untouched.
 
     Type parameters: the content the handlers return, the exception type they accept, and
     the mode, `SyncCapable` (has `on_error`) or `AsyncOnly` (only `aon_error`). They are

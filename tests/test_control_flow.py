@@ -18,9 +18,10 @@ from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
+from langgraph import errors as langgraph_errors
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.constants import START
-from langgraph.errors import GraphDrained, ParentCommand, is_invalid_resume
+from langgraph.errors import GraphDrained, ParentCommand
 
 # pyright finds no stubs for langgraph.graph (the other langgraph modules used here resolve).
 from langgraph.graph.state import StateGraph  # pyright: ignore[reportMissingTypeStubs]
@@ -29,8 +30,12 @@ from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ValidationError
 
 from langchain_tool_errors import ToolErrorMiddleware
+from langchain_tool_errors._control_flow import is_invalid_resume
 from tests._agents import PATHS, Agent, Path, build_agent, call, rerun, run, tool_messages
 from tests._processes import run_python
+
+MARKS_INVALID_RESUME = hasattr(langgraph_errors, "is_invalid_resume")
+"""Whether this langgraph marks invalid resume values (from 1.2.15, with `response_schema`)."""
 
 
 class Approval(BaseModel):
@@ -220,14 +225,25 @@ CONFIGURATIONS: dict[str, Callable[[Recorder, Scenario], ToolErrorMiddleware]] =
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_without_middleware_the_signal_behaves_as_recorded(scenario: str, path: Path) -> None:
+    if scenario == "invalid resume value" and not MARKS_INVALID_RESUME:
+        pytest.skip("this langgraph has no response_schema and marks no invalid resume")
     chosen = SCENARIOS[scenario]
 
     assert chosen.observe([], path) == chosen.expected[path]
 
 
 # An async-only middleware refuses the sync path before the tool runs: async path only.
+# `interrupt(..., response_schema=...)` and its invalid-resume mark need langgraph 1.2.15.
 COMBINATIONS = [
-    (scenario, path, configuration)
+    pytest.param(
+        scenario,
+        path,
+        configuration,
+        marks=pytest.mark.skipif(
+            scenario == "invalid resume value" and not MARKS_INVALID_RESUME,
+            reason="this langgraph has no response_schema and marks no invalid resume",
+        ),
+    )
     for scenario in SCENARIOS
     for path in PATHS
     for configuration in CONFIGURATIONS
@@ -279,8 +295,18 @@ print(message.status, message.content)
 """
 
 
+@pytest.mark.skipif(not MARKS_INVALID_RESUME, reason="this langgraph has no marker to hide")
 def test_without_is_invalid_resume_in_langgraph_a_validation_error_is_an_ordinary_failure() -> None:
     done = run_python("-c", _WITHOUT_MARKER)
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["error", "handled"]
+
+
+@pytest.mark.skipif(MARKS_INVALID_RESUME, reason="this langgraph marks invalid resume values")
+def test_on_a_langgraph_without_the_marker_the_fallback_marks_nothing() -> None:
+    error = ValueError("resume value")
+    error._langgraph_invalid_resume = True  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
+
+    assert is_invalid_resume.__module__ == "langchain_tool_errors._control_flow"
+    assert not is_invalid_resume(error)

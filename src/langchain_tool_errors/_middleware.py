@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, TypeAlias, cast, overload
+from typing import Any, Generic, Never, TypeAlias, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, TracePolicy, omit_payload
-from typing_extensions import Never, TypeVar, override
+from typing_extensions import TypeVar, override
 
 from langchain_tool_errors._checks import (
     reject_async_on_error,

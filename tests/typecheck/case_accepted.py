@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Never, assert_type
 
 # create_agent's `checkpointer` parameter is langgraph's `Checkpointer` alias, which leaves
 # `BaseCheckpointSaver`'s type parameter unset, so pyright strict calls the import unknown.
@@ -14,7 +14,7 @@ from langchain_core.messages import ContentBlock, TextContentBlock, ToolMessage
 from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
-from typing_extensions import Never, TypedDict, assert_type
+from typing_extensions import TypedDict
 
 from langchain_tool_errors import (
     AOnError,

@@ -1,0 +1,145 @@
+"""The package as users get it: built, checked, installed from the wheel, and type-checked.
+
+The sdist and wheel are built with `python -m build` and checked with `twine check`. The
+wheel is installed (not editable) into a fresh virtual environment, and a small consumer
+module is type-checked against that installation by mypy --strict and pyright strict, with
+none of this repository's stubs, typings or configuration: PEP 561 as users meet it.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tarfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests._processes import ROOT, run_python
+from tests.conftest import FIGURES
+
+pytestmark = pytest.mark.static
+
+CONSUMER = '''\
+"""A user's module: configuration and handlers typed against the installed package."""
+
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from typing_extensions import assert_type
+
+from langchain_tool_errors import AsyncOnly, SyncCapable, ToolErrorMiddleware
+from langchain_tool_errors.handlers import log_handled, report_type_only
+
+
+def explain(exc: TimeoutError, request: ToolCallRequest) -> str:
+    return f"{request.tool_call['name']} timed out; try once more."
+
+
+async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
+    return f"{request.tool_call['name']} failed with {type(exc).__name__}."
+
+
+timeouts = ToolErrorMiddleware(explain, exceptions=TimeoutError, tools=["search"])
+assert_type(timeouts, ToolErrorMiddleware[str, TimeoutError, SyncCapable])
+assert_type(timeouts.exceptions, tuple[type[TimeoutError], ...])
+async_only = ToolErrorMiddleware(aon_error=aexplain, name="async_errors")
+assert_type(async_only, ToolErrorMiddleware[str, Exception, AsyncOnly])
+logged = ToolErrorMiddleware(log_handled(report_type_only))
+assert_type(logged, ToolErrorMiddleware[str, Exception, SyncCapable])
+'''
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    built = run_python("-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(ROOT))
+    assert built.returncode == 0, built.stdout + built.stderr
+    return out
+
+
+def _wheel(dist: Path) -> Path:
+    [wheel] = dist.glob("*.whl")
+    return wheel
+
+
+def test_twine_accepts_the_sdist_and_the_wheel(dist: Path) -> None:
+    checked = run_python("-m", "twine", "check", "--strict", *map(str, sorted(dist.iterdir())))
+
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("PASSED") == 2
+
+
+def test_the_wheel_holds_the_typed_package_and_its_license_and_no_tests(dist: Path) -> None:
+    with zipfile.ZipFile(_wheel(dist)) as wheel:
+        names = wheel.namelist()
+        [metadata] = [n for n in names if n.endswith(".dist-info/METADATA")]
+        fields = wheel.read(metadata).decode()
+
+    assert "langchain_tool_errors/py.typed" in names
+    assert "langchain_tool_errors/__init__.py" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert "License-File: LICENSE" in fields.splitlines()
+    assert "License-Expression: MIT" in fields.splitlines()
+    assert not [n for n in names if n.startswith("tests/") or "/tests/" in n]
+    FIGURES.append(f"wheel: {len(names)} files: {', '.join(sorted(names))}")
+
+
+def test_the_sdist_holds_the_license(dist: Path) -> None:
+    [sdist] = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = archive.getnames()
+
+    assert any(n.endswith("/LICENSE") for n in names)
+    assert any(n.endswith("/src/langchain_tool_errors/py.typed") for n in names)
+
+
+def _run(*command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, cwd=cwd, capture_output=True, encoding="utf-8", check=False, timeout=600
+    )
+
+
+def test_a_consumer_type_checks_against_the_installed_wheel(dist: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    assert run_python("-m", "venv", str(venv)).returncode == 0
+    python = str(venv / "bin" / "python")
+    installed = _run(python, "-m", "pip", "install", "-q", str(_wheel(dist)), cwd=tmp_path)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    project = tmp_path / "consumer"
+    project.mkdir()
+    (project / "consumer.py").write_text(CONSUMER, encoding="utf-8")
+    (project / "pyrightconfig.json").write_text('{"typeCheckingMode": "strict"}')
+    tools = Path(sys.executable).parent
+
+    mypy = _run(
+        str(tools / "mypy"), "--strict", "--no-incremental", "--python-executable", python,
+        "consumer.py", cwd=project,
+    )  # fmt: skip
+    pyright = _run(str(tools / "pyright"), "--pythonpath", python, cwd=project)
+    location = _run(
+        python, "-c", "import langchain_tool_errors as m; print(m.__file__)", cwd=project
+    )
+
+    assert mypy.returncode == 0, mypy.stdout + mypy.stderr
+    assert "Success: no issues found in 1 source file" in mypy.stdout
+    assert pyright.returncode == 0, pyright.stdout + pyright.stderr
+    assert "0 errors, 0 warnings" in pyright.stdout
+    assert str(venv) in location.stdout, "the wheel is installed, not the checkout"
+
+
+def test_the_lowest_constraints_are_the_declared_floors() -> None:
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    floors = {}
+    for requirement in declared:
+        match = re.fullmatch(r"([a-z-]+)>=([\d.]+).*", requirement)
+        assert match, f"{requirement} has no lower bound"
+        floors[match[1]] = match[2]
+    pinned = dict(
+        line.split("==")
+        for line in (ROOT / "constraints-lowest.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+
+    assert pinned == floors

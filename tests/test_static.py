@@ -1,8 +1,8 @@
-"""The static guarantees, enforced: mypy --strict and pyright strict over src/ and tests/.
+"""The static guarantees, enforced: mypy, pyright and basedpyright, strict, over the project.
 
 tests/typecheck/ holds the cases: `case_accepted.py` must check clean, and each marked line
-of the `case_rejected*.py` files must be an error in both checkers (its ignores would
-otherwise be unused, which both checkers are configured to report). The summary at the end
+of the `case_rejected*.py` files must be an error in every checker (its ignores would
+otherwise be unused, which every checker is configured to report). The summary at the end
 of the run counts them.
 """
 
@@ -50,6 +50,9 @@ CHECKERS = {
     # name: (command, what a clean run prints, the ignore that marks a must-fail line)
     "mypy --strict": (("mypy", "--no-incremental"), "Success: no issues found", "# type: ignore["),
     "pyright strict": (("pyright",), "0 errors, 0 warnings", "# pyright: ignore["),
+    # basedpyright reads the same [tool.pyright] configuration and ignore comments; its
+    # strict mode adds rules of its own.
+    "basedpyright strict": (("basedpyright",), "0 errors, 0 warnings", "# pyright: ignore["),
 }
 
 

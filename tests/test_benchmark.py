@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests._processes import run_python
 
 
@@ -13,3 +15,13 @@ def test_the_overhead_benchmark_runs_and_reports_every_target() -> None:
     assert len(verdicts) == 9
     for figure in ("success path", "handled-error path", "1,001-name filter", "agent turn"):
         assert figure in done.stdout
+
+
+@pytest.mark.static
+def test_the_type_checking_cost_benchmark_times_both_checkers_on_clean_modules() -> None:
+    done = run_python("benchmarks/typecheck_cost.py", "--quick", timeout=600)
+
+    assert done.returncode == 0, done.stderr
+    for checker in ("mypy --strict, cold cache", "pyright strict"):
+        [line] = [line for line in done.stdout.splitlines() if line.startswith(checker)]
+        assert "errors reported" not in line, line

@@ -50,6 +50,23 @@ class Agent(Protocol):
         ...
 
 
+class Calls:
+    """Handlers that record every exception they are given, and answer "handled"."""
+
+    def __init__(self) -> None:
+        self.seen: list[Exception] = []
+
+    def handler(self, exc: Exception, request: ToolCallRequest) -> str:
+        """The sync handler."""
+        self.seen.append(exc)
+        return "handled"
+
+    async def ahandler(self, exc: Exception, request: ToolCallRequest) -> str:
+        """The async handler."""
+        self.seen.append(exc)
+        return "handled"
+
+
 def call(name: str, call_id: str, **args: object) -> ToolCall:
     """A tool call as a model emits it."""
     return ToolCall(name=name, args=dict(args), id=call_id, type="tool_call")

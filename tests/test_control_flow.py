@@ -25,13 +25,12 @@ from langgraph.errors import GraphDrained, ParentCommand
 
 # pyright finds no stubs for langgraph.graph (the other langgraph modules used here resolve).
 from langgraph.graph.state import StateGraph  # pyright: ignore[reportMissingTypeStubs]
-from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ValidationError
 
 from langchain_tool_errors import ToolErrorMiddleware
 from langchain_tool_errors._control_flow import is_invalid_resume
-from tests._agents import PATHS, Agent, Path, build_agent, call, rerun, run, tool_messages
+from tests._agents import PATHS, Agent, Calls, Path, build_agent, call, rerun, run, tool_messages
 from tests._processes import run_python
 
 MARKS_INVALID_RESUME = hasattr(langgraph_errors, "is_invalid_resume")
@@ -40,21 +39,6 @@ MARKS_INVALID_RESUME = hasattr(langgraph_errors, "is_invalid_resume")
 
 class Approval(BaseModel):
     approved: bool
-
-
-class Recorder:
-    """Handlers that record every exception they are given."""
-
-    def __init__(self) -> None:
-        self.seen: list[Exception] = []
-
-    def handler(self, exc: Exception, request: ToolCallRequest) -> str:
-        self.seen.append(exc)
-        return "handled"
-
-    async def ahandler(self, exc: Exception, request: ToolCallRequest) -> str:
-        self.seen.append(exc)
-        return "handled"
 
 
 Middlewares = list[AgentMiddleware[Any, Any, Any]]
@@ -213,7 +197,7 @@ SCENARIOS = {
     ),
 }
 
-CONFIGURATIONS: dict[str, Callable[[Recorder, Scenario], ToolErrorMiddleware]] = {
+CONFIGURATIONS: dict[str, Callable[[Calls, Scenario], ToolErrorMiddleware]] = {
     "catch-all": lambda r, s: ToolErrorMiddleware(r.handler),
     "exceptions= its type": lambda r, s: ToolErrorMiddleware(r.handler, exceptions=s.exception),
     "tools= its tool": lambda r, s: ToolErrorMiddleware(r.handler, tools=[s.tool]),
@@ -255,7 +239,7 @@ COMBINATIONS = [
 def test_control_flow_propagates_unchanged_and_never_reaches_a_handler(
     scenario: str, path: Path, configuration: str
 ) -> None:
-    chosen, recorder = SCENARIOS[scenario], Recorder()
+    chosen, recorder = SCENARIOS[scenario], Calls()
     middleware = CONFIGURATIONS[configuration](recorder, chosen)
 
     events = chosen.observe([middleware], path)

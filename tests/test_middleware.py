@@ -18,6 +18,7 @@ from langgraph.types import Command, interrupt, omit_payload
 from langchain_tool_errors import SyncCapable, ToolErrorMiddleware
 from tests._agents import (
     PATHS,
+    Calls,
     Path,
     build_agent,
     call,
@@ -39,17 +40,6 @@ async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
 
 def give_up(exc: Exception, request: ToolCallRequest) -> None:
     return None
-
-
-class Calls:
-    """Records the exceptions a handler was given."""
-
-    def __init__(self) -> None:
-        self.seen: list[Exception] = []
-
-    def handler(self, exc: Exception, request: ToolCallRequest) -> str:
-        self.seen.append(exc)
-        return "handled"
 
 
 # --- parity with langchain's class -------------------------------------------------------

@@ -371,9 +371,14 @@ def traced_hook_figures(number: int, rounds: int) -> dict[str, float]:
         name: traceable(name=f"{m.name}.wrap_tool_call", **_wrap_trace_kwargs(m))(m.wrap_tool_call)
         for name, m in middleware.items()
     }
-    variants = {name: _loop(functools.partial(w, REQUEST, _succeed)) for name, w in wrapped.items()}
+    # ty matches `partial`'s arguments against langsmith's ParamSpec-typed wrapper wrongly.
+    variants = {
+        name: _loop(functools.partial(w, REQUEST, _succeed))  # ty: ignore[invalid-argument-type]
+        for name, w in wrapped.items()
+    }
     for name in ("bare converter", "ours", "theirs"):
-        variants[f"{name} error"] = _loop(functools.partial(wrapped[name], REQUEST, _fail_tool))
+        failing = functools.partial(wrapped[name], REQUEST, _fail_tool)  # ty: ignore[invalid-argument-type]
+        variants[f"{name} error"] = _loop(failing)
     best = _best_per_call(variants, number, rounds)
     return {name: seconds * 1e6 for name, seconds in best.items()}
 

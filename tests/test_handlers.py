@@ -124,10 +124,11 @@ def test_log_handled_logs_the_traceback_and_no_request_payload(
 
     [record] = [r for r in caplog.records if r.name == "langchain_tool_errors"]
     assert record.levelno == logging.WARNING
-    assert record.exc_info is not None
-    assert record.exc_info[0] is ConnectionError
-    assert record.exc_info[1] is LEAKY
-    assert record.exc_info[2] is LEAKY.__traceback__
+    exc_info = record.exc_info
+    assert isinstance(exc_info, tuple)
+    assert exc_info[0] is ConnectionError
+    assert exc_info[1] is LEAKY
+    assert exc_info[2] is LEAKY.__traceback__
     assert record.getMessage() == (
         "tool 'search' (call c1) failed with ConnectionError; "
         "the model was sent the handler's content"
@@ -202,20 +203,26 @@ def test_declined_exceptions_are_not_logged(caplog: pytest.LogCaptureFixture) ->
     assert [r for r in caplog.records if r.name == LOGGER.name] == []
 
 
-@pytest.mark.parametrize("wrapper", [log_handled, alog_handled], ids=["log", "alog"])
+WRAPPERS: dict[str, Callable[[Any], object]] = {
+    "log_handled": log_handled,
+    "alog_handled": alog_handled,
+}
+
+
+@pytest.mark.parametrize("name", WRAPPERS)
 @pytest.mark.parametrize(
     ("handler", "shown"), [(None, "None (NoneType)"), ("report", "'report' (str)")]
 )
 def test_the_log_wrappers_refuse_what_is_not_a_handler(
-    wrapper: Callable[[Any], object], handler: object, shown: str
+    name: str, handler: object, shown: str
 ) -> None:
     with pytest.raises(TypeError) as raised:
-        wrapper(handler)
+        WRAPPERS[name](handler)
 
     message = str(raised.value)
-    assert message.startswith(f"{wrapper.__name__}() wraps a handler")
+    assert message.startswith(f"{name}() wraps a handler")
     assert f"got {shown}" in message
-    assert f"{wrapper.__name__}(report_type_only)" in message
+    assert f"{name}(report_type_only)" in message
 
 
 def test_log_handled_refuses_an_async_handler() -> None:
@@ -223,7 +230,7 @@ def test_log_handled_refuses_an_async_handler() -> None:
         return "x"
 
     with pytest.raises(TypeError, match="alog_handled"):
-        log_handled(safe)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+        log_handled(safe)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
 
 
 @pytest.mark.parametrize("path", PATHS)

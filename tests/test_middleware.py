@@ -42,6 +42,29 @@ def give_up(exc: Exception, request: ToolCallRequest) -> None:
     return None
 
 
+def _hook(
+    middleware: ToolErrorMiddleware[str, Exception, SyncCapable],
+    request: ToolCallRequest,
+    path: Path,
+    error: Exception | None = None,
+) -> object:
+    """Call `middleware`'s hook for `path` directly, on a tool call that raises `error`.
+
+    The default is a fresh `KeyError`.
+    """
+    raised = error if error is not None else KeyError("k")
+
+    def execute(_request: ToolCallRequest) -> ToolMessage:
+        raise raised
+
+    async def aexecute(_request: ToolCallRequest) -> ToolMessage:
+        raise raised
+
+    if path == "sync":
+        return middleware.wrap_tool_call(request, execute)
+    return asyncio.run(middleware.awrap_tool_call(request, aexecute))
+
+
 # --- parity with langchain's class -------------------------------------------------------
 
 
@@ -210,19 +233,8 @@ def test_control_flow_signals_propagate_even_when_all_exceptions_are_selected(pa
     middleware = ToolErrorMiddleware(calls.handler, exceptions=Exception)
     request = direct_request(None, call("search", "c1"))
 
-    def raise_signal(_request: ToolCallRequest) -> ToolMessage:
-        raise signal
-
-    async def araise_signal(_request: ToolCallRequest) -> ToolMessage:
-        raise signal
-
-    def call_hook() -> object:
-        if path == "sync":
-            return middleware.wrap_tool_call(request, raise_signal)
-        return asyncio.run(middleware.awrap_tool_call(request, araise_signal))
-
     with pytest.raises(GraphBubbleUp) as raised:
-        call_hook()
+        _hook(middleware, request, path, signal)
 
     assert raised.value is signal
     assert calls.seen == []
@@ -459,25 +471,6 @@ def test_the_handler_given_at_construction_keeps_running_after_an_attempted_swap
 
 
 # --- the tool a failed call names -----------------------------------------------------------
-
-
-def _hook(
-    middleware: ToolErrorMiddleware[str, Exception, SyncCapable],
-    request: ToolCallRequest,
-    path: Path,
-) -> object:
-    """Call `middleware`'s hook for `path` directly, on a tool call that raises KeyError."""
-    error = KeyError("k")
-
-    def execute(_request: ToolCallRequest) -> ToolMessage:
-        raise error
-
-    async def aexecute(_request: ToolCallRequest) -> ToolMessage:
-        raise error
-
-    if path == "sync":
-        return middleware.wrap_tool_call(request, execute)
-    return asyncio.run(middleware.awrap_tool_call(request, aexecute))
 
 
 @pytest.mark.parametrize("path", PATHS)

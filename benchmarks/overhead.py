@@ -39,6 +39,7 @@ from langgraph.types import Command
 # langsmith's `traceable` overloads leave some parameters unannotated, which pyright strict
 # reports as partially unknown.
 from langsmith import traceable  # pyright: ignore[reportUnknownVariableType]
+from typing_extensions import override
 
 import langchain_tool_errors
 from langchain_tool_errors import ToolErrorMiddleware
@@ -266,12 +267,14 @@ def _turn(
 class PassThrough(AgentMiddleware[Any, Any, Any]):
     """A wrap hook that does nothing: what create_agent charges for any such middleware."""
 
+    @override
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Result]
     ) -> Result:
         """Run the tool call, nothing else."""
         return handler(request)
 
+    @override
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Result]]
     ) -> Result:
@@ -282,6 +285,7 @@ class PassThrough(AgentMiddleware[Any, Any, Any]):
 class BareConverter(AgentMiddleware[Any, Any, Any]):
     """The least any exception-converting middleware can do: no filter, no checks."""
 
+    @override
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Result]
     ) -> Result:
@@ -291,6 +295,7 @@ class BareConverter(AgentMiddleware[Any, Any, Any]):
         except ToolException as exc:
             return _bare_message(exc, request)
 
+    @override
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Result]]
     ) -> Result:

@@ -21,6 +21,7 @@ from langchain.agents.middleware.types import InputAgentState
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import ToolException, tool
+from typing_extensions import override
 
 from langchain_tool_errors import ToolErrorMiddleware
 from langchain_tool_errors.handlers import log_handled, report_messages_of
@@ -44,6 +45,7 @@ class Collect(logging.Handler):
         super().__init__()
         self.records: list[logging.LogRecord] = []
 
+    @override
     def emit(self, record: logging.LogRecord) -> None:
         """Keep the record."""
         self.records.append(record)

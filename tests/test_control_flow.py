@@ -108,9 +108,10 @@ def parent_command(middleware: Middlewares, path: Path) -> list[str]:
     def billing(state: AgentState[Any]) -> dict[str, list[BaseMessage]]:
         return {"messages": [AIMessage("billing took over")]}
 
-    # ty: langgraph's Protocol bound on the state type (`TypedDictLikeV1`, ...) does not
-    # admit langchain's `AgentState` TypedDict there; mypy and pyright accept it.
-    builder: Any = StateGraph(AgentState)  # ty: ignore[invalid-argument-type]
+    # ty and pyrefly: langgraph's Protocol bound on the state type (`TypedDictLikeV1`, ...)
+    # does not admit langchain's `AgentState` TypedDict there (astral-sh/ty#2826,
+    # facebook/pyrefly#3745); mypy and pyright accept it.
+    builder: Any = StateGraph(AgentState)  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-specialization]
     builder.add_node("support", agent, destinations=("billing",))
     builder.add_node("billing", billing)
     builder.add_edge(START, "support")
@@ -292,7 +293,7 @@ def test_without_is_invalid_resume_in_langgraph_a_validation_error_is_an_ordinar
 @pytest.mark.skipif(MARKS_INVALID_RESUME, reason="this langgraph marks invalid resume values")
 def test_on_a_langgraph_without_the_marker_the_fallback_marks_nothing() -> None:
     error = ValueError("resume value")
-    error._langgraph_invalid_resume = True  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[missing-attribute]
+    error._langgraph_invalid_resume = True  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[missing-attribute]  # pyrefly: ignore[missing-attribute]
 
     assert is_invalid_resume.__module__ == "langchain_tool_errors._control_flow"
     assert not is_invalid_resume(error)

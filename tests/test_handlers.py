@@ -230,7 +230,7 @@ def test_log_handled_refuses_an_async_handler() -> None:
         return "x"
 
     with pytest.raises(TypeError, match="alog_handled"):
-        log_handled(safe)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
+        log_handled(safe)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 
 
 @pytest.mark.parametrize("path", PATHS)

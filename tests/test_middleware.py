@@ -287,7 +287,7 @@ def test_trace_policy_omits_the_request_payload() -> None:
 
 def test_no_handler_is_both_a_type_error_and_a_value_error() -> None:
     with pytest.raises(TypeError) as raised:
-        ToolErrorMiddleware()  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]  # ty: ignore[no-matching-overload]
+        ToolErrorMiddleware()  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 
     assert isinstance(raised.value, ValueError)
     assert "on_error" in str(raised.value)

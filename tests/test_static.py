@@ -1,4 +1,5 @@
-"""The static guarantees, enforced: mypy, pyright, basedpyright (strict) and ty, over the project.
+"""The static guarantees, enforced by five checkers over the project: mypy, pyright,
+basedpyright, pyrefly and ty, each at its strictest.
 
 tests/typecheck/ holds the cases: `case_accepted.py` must check clean, and each marked line
 of the `case_rejected*.py` files must be an error in every checker (its ignores would
@@ -53,10 +54,13 @@ CHECKERS = {
     # basedpyright reads the same [tool.pyright] configuration and ignore comments; its
     # strict mode adds rules of its own.
     "basedpyright strict": (("basedpyright",), "0 errors, 0 warnings", "# pyright: ignore["),
-    # ty: [tool.ty] in pyproject.toml, unused ignores an error. It does not flag the bare
-    # attribute access of an async-only middleware's `wrap_tool_call` (only the call), so
-    # that one line has no ty ignore; tests/typecheck/README.md lists it.
+    # ty and pyrefly: [tool.ty] and [tool.pyrefly] in pyproject.toml, unused ignores an
+    # error. Neither flags the bare attribute access of an async-only middleware's
+    # `wrap_tool_call` (only the call), so that one line has no ignore of theirs;
+    # tests/typecheck/README.md lists it.
     "ty": (("ty", "check"), "All checks passed!", "# ty: ignore["),
+    # pyrefly prints its summary ("0 errors", plus any warnings) on stderr.
+    "pyrefly (strict preset)": (("pyrefly", "check"), "INFO 0 errors", "# pyrefly: ignore["),
 }
 
 
@@ -66,8 +70,10 @@ def test_checker_reports_nothing_and_every_rejected_case_is_an_error(checker: st
 
     result = _run(*command)
 
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert clean in result.stdout
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert clean in output
+    assert "warning" not in output.replace("0 warnings", ""), output
     FIGURES.append(
         f"{checker}: clean over src/, tests/, benchmarks/ and examples/; "
         f"{_must_pass_statements()} must-pass statements, "

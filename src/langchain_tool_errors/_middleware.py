@@ -117,17 +117,10 @@ class ToolErrorMiddleware(
     trace_policy: TracePolicy | None = TracePolicy(process_inputs=omit_payload)
     """Hook spans record no request payload (the tool call's arguments and the state)."""
 
-    # A sync handler; no exception filter.
-    @overload
-    def __init__(
-        self: ToolErrorMiddleware[_C, Exception, SyncCapable],
-        on_error: OnError[_C, Exception],
-        *,
-        aon_error: None = None,
-        tools: ToolSelection | None = None,
-        name: str | None = None,
-    ) -> None: ...
-    # A sync handler and an async one for the async path; no exception filter.
+    # The overloads list only what each shape takes, and those that take more come first:
+    # an editor's signature help highlights the first overload whose parameters fit what is
+    # typed so far, and none then shows a handler typed `None` for an argument just given.
+    # A sync handler, and an async one for the async path; no exception filter.
     @overload
     def __init__(
         self: ToolErrorMiddleware[_C | _C2, Exception, SyncCapable],
@@ -137,28 +130,25 @@ class ToolErrorMiddleware(
         tools: ToolSelection | None = None,
         name: str | None = None,
     ) -> None: ...
+    # A sync handler, on both paths; no exception filter.
+    @overload
+    def __init__(
+        self: ToolErrorMiddleware[_C, Exception, SyncCapable],
+        on_error: OnError[_C, Exception],
+        *,
+        tools: ToolSelection | None = None,
+        name: str | None = None,
+    ) -> None: ...
     # An async handler only (the sync path is a type error); no exception filter.
     @overload
     def __init__(
         self: ToolErrorMiddleware[_C, Exception, AsyncOnly],
-        on_error: None = None,
         *,
         aon_error: AOnError[_C, Exception],
         tools: ToolSelection | None = None,
         name: str | None = None,
     ) -> None: ...
-    # A sync handler for the exception types in `exceptions=`.
-    @overload
-    def __init__(
-        self: ToolErrorMiddleware[_C, _E, SyncCapable],
-        on_error: OnError[_C, _E],
-        *,
-        aon_error: None = None,
-        exceptions: type[_E] | tuple[type[_E], ...],
-        tools: ToolSelection | None = None,
-        name: str | None = None,
-    ) -> None: ...
-    # A sync and an async handler for the exception types in `exceptions=`.
+    # The same three, for the exception types in `exceptions=`.
     @overload
     def __init__(
         self: ToolErrorMiddleware[_C | _C2, _E, SyncCapable],
@@ -169,11 +159,18 @@ class ToolErrorMiddleware(
         tools: ToolSelection | None = None,
         name: str | None = None,
     ) -> None: ...
-    # An async handler only, for the exception types in `exceptions=`.
+    @overload
+    def __init__(
+        self: ToolErrorMiddleware[_C, _E, SyncCapable],
+        on_error: OnError[_C, _E],
+        *,
+        exceptions: type[_E] | tuple[type[_E], ...],
+        tools: ToolSelection | None = None,
+        name: str | None = None,
+    ) -> None: ...
     @overload
     def __init__(
         self: ToolErrorMiddleware[_C, _E, AsyncOnly],
-        on_error: None = None,
         *,
         aon_error: AOnError[_C, _E],
         exceptions: type[_E] | tuple[type[_E], ...],

@@ -214,9 +214,10 @@ class Context(TypedDict):
 
 model = ScriptedChatModel(script=[])
 agent = create_agent(model, tools=[search], middleware=[ToolErrorMiddleware(text)])
-# ty cannot match a TypedDict against langgraph's TypedDictLikeV1 Protocol bound, even with
-# no middleware at all (https://github.com/astral-sh/ty/issues/2826).
-create_agent(  # ty: ignore[no-matching-overload]
+# ty and pyrefly cannot match a TypedDict against langgraph's TypedDictLikeV1 Protocol bound,
+# even with no middleware at all (https://github.com/astral-sh/ty/issues/2826,
+# https://github.com/facebook/pyrefly/issues/3745).
+create_agent(  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
     model,
     tools=[search],
     middleware=[ToolErrorMiddleware(text), ToolErrorMiddleware(aon_error=ablocks, name="b")],

@@ -53,45 +53,45 @@ def execute(request: ToolCallRequest) -> ToolMessage | Command[Any]:
 
 
 # No handler at all.
-ToolErrorMiddleware()  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]  # ty: ignore[no-matching-overload]
-ToolErrorMiddleware(None)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
+ToolErrorMiddleware()  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(None)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 # An async function where a sync one is expected, and the other way round.
-ToolErrorMiddleware(aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-ToolErrorMiddleware(on_error=aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-ToolErrorMiddleware(aon_error=on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-ToolErrorMiddleware(on_error, aon_error=on_error)  # type: ignore[arg-type]  # pyright: ignore[reportCallIssue, reportArgumentType]  # ty: ignore[no-matching-overload]
+ToolErrorMiddleware(aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+ToolErrorMiddleware(on_error=aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(aon_error=on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(on_error, aon_error=on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 # A handler whose result is not content.
-ToolErrorMiddleware(returns_int)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-ToolErrorMiddleware(returns_int_list)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-ToolErrorMiddleware(returns_str_list)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
+ToolErrorMiddleware(returns_int)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+ToolErrorMiddleware(returns_int_list)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+ToolErrorMiddleware(returns_str_list)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 # A handler of the wrong shape.
-ToolErrorMiddleware(one_parameter)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
+ToolErrorMiddleware(one_parameter)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 # A narrow handler without a matching `exceptions=`.
-ToolErrorMiddleware(value_error_only)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-ToolErrorMiddleware(value_error_only, exceptions=(KeyError,))  # type: ignore[misc]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-ToolErrorMiddleware(value_error_only, exceptions=Exception)  # type: ignore[misc]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-ToolErrorMiddleware(on_error, exceptions=KeyboardInterrupt)  # type: ignore[misc]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
+ToolErrorMiddleware(value_error_only)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+ToolErrorMiddleware(value_error_only, exceptions=(KeyError,))  # type: ignore[misc]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(value_error_only, exceptions=Exception)  # type: ignore[misc]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(on_error, exceptions=KeyboardInterrupt)  # type: ignore[misc]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 # A tool selection that is not a list of names or tools.
-ToolErrorMiddleware(on_error, tools=[1])  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-ToolErrorMiddleware(on_error, tools="search")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-ToolErrorMiddleware(on_error, name=1)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
+ToolErrorMiddleware(on_error, tools=[1])  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(on_error, tools="search")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(on_error, name=1)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 # Handler annotations that do not fit.
-blocks_as_text: OnError[str] = blocks  # type: ignore[assignment]  # pyright: ignore[reportAssignmentType]  # ty: ignore[invalid-assignment]
-sync_as_async: AOnError[str] = on_error  # type: ignore[assignment]  # pyright: ignore[reportAssignmentType]  # ty: ignore[invalid-assignment]
-not_content: OnError[int]  # type: ignore[type-var]  # pyright: ignore[reportInvalidTypeArguments]  # ty: ignore[invalid-type-arguments]
+blocks_as_text: OnError[str] = blocks  # type: ignore[assignment]  # pyright: ignore[reportAssignmentType]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[bad-assignment]
+sync_as_async: AOnError[str] = on_error  # type: ignore[assignment]  # pyright: ignore[reportAssignmentType]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[bad-assignment]
+not_content: OnError[int]  # type: ignore[type-var]  # pyright: ignore[reportInvalidTypeArguments]  # ty: ignore[invalid-type-arguments]  # pyrefly: ignore[bad-specialization]
 # The sync entry point of an async-only middleware.
 ToolErrorMiddleware(aon_error=aon_error).wrap_tool_call  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
 
 
 def call_the_sync_path_of_an_async_only_middleware(request: ToolCallRequest) -> None:
-    ToolErrorMiddleware(aon_error=aon_error).wrap_tool_call(request, execute)  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]  # ty: ignore[invalid-argument-type]
+    ToolErrorMiddleware(aon_error=aon_error).wrap_tool_call(request, execute)  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 
 
 # The ready-made handlers' factories and wrappers.
-report_messages_of("ToolException")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-report_messages_of(KeyboardInterrupt)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-log_handled(aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-alog_handled(on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-ToolErrorMiddleware(aon_error=log_handled(on_error))  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-log_handled(None)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
-alog_handled(None)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
+report_messages_of("ToolException")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+report_messages_of(KeyboardInterrupt)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+log_handled(aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+alog_handled(on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+ToolErrorMiddleware(aon_error=log_handled(on_error))  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+log_handled(None)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+alog_handled(None)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]

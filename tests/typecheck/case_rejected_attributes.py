@@ -21,7 +21,7 @@ async def aon_error(exc: Exception, request: ToolCallRequest) -> str | None:
 
 middleware = ToolErrorMiddleware(on_error)
 # The configuration is read-only.
-middleware.on_error = on_error  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]
-middleware.aon_error = aon_error  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]
-middleware.exceptions = (KeyError,)  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]
-middleware.selected_tools = None  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]
+middleware.on_error = on_error  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[read-only]
+middleware.aon_error = aon_error  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[read-only]
+middleware.exceptions = (KeyError,)  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[read-only]
+middleware.selected_tools = None  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[read-only]

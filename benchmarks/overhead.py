@@ -42,8 +42,8 @@ from langsmith import traceable  # pyright: ignore[reportUnknownVariableType]
 from typing_extensions import override
 
 import langchain_tool_errors
+from _langchain_tool_errors.scripted_model import ScriptedChatModel
 from langchain_tool_errors import ToolErrorMiddleware
-from langchain_tool_errors._scripted_model import ScriptedChatModel
 
 Result = ToolMessage | Command[Any]
 

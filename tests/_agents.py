@@ -18,7 +18,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.types import Command
 
-from langchain_tool_errors._scripted_model import ScriptedChatModel, ScriptStep
+from _langchain_tool_errors.scripted_model import ScriptedChatModel, ScriptStep
 
 Path = Literal["sync", "async"]
 PATHS: tuple[Path, ...] = ("sync", "async")

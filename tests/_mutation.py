@@ -1,9 +1,9 @@
 """Mutation testing of the core: `python -m tests._mutation` (a developer's command, not CI).
 
-mutmut (configured under `[tool.mutmut]` in pyproject.toml) mutates `_middleware.py`,
-`_checks.py` and `handlers.py` and runs the fast behaviour tests against each mutant. It
+mutmut (configured under `[tool.mutmut]` in pyproject.toml) mutates `middleware.py`,
+`checks.py` and `handlers.py` (in `src/_langchain_tool_errors/`) and runs the fast behaviour tests against each mutant. It
 skips decorated functions, and the middleware's hooks carry `@override`, so this runner
-works on a copy of the repository in which the `@override` lines of `_middleware.py` are
+works on a copy of the repository in which the `@override` lines of `middleware.py` are
 removed first (at run time `override` only sets `__override__` on the function; nothing
 reads it). The hooks' logic is then mutated like every other function.
 
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MIDDLEWARE = Path("src/langchain_tool_errors/_middleware.py")
+MIDDLEWARE = Path("src/_langchain_tool_errors/middleware.py")
 COPIED = ("src", "tests", "pyproject.toml", "mypy.ini", "README.md")
 OVERRIDE_LINE = re.compile(r"^\s*@override\s*\n", flags=re.MULTILINE)
 

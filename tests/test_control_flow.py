@@ -28,8 +28,8 @@ from langgraph.graph.state import StateGraph  # pyright: ignore[reportMissingTyp
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ValidationError
 
+from _langchain_tool_errors.control_flow import is_invalid_resume
 from langchain_tool_errors import ToolErrorMiddleware
-from langchain_tool_errors._control_flow import is_invalid_resume
 from tests._agents import PATHS, Agent, Calls, Path, build_agent, call, rerun, run, tool_messages
 from tests._processes import run_python
 
@@ -295,5 +295,5 @@ def test_on_a_langgraph_without_the_marker_the_fallback_marks_nothing() -> None:
     error = ValueError("resume value")
     error._langgraph_invalid_resume = True  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[missing-attribute]  # pyrefly: ignore[missing-attribute]
 
-    assert is_invalid_resume.__module__ == "langchain_tool_errors._control_flow"
+    assert is_invalid_resume.__module__ == "_langchain_tool_errors.control_flow"
     assert not is_invalid_resume(error)

@@ -77,8 +77,10 @@ def test_the_wheel_holds_the_typed_package_and_its_license_and_no_tests(dist: Pa
         [metadata] = [n for n in names if n.endswith(".dist-info/METADATA")]
         fields = wheel.read(metadata).decode()
 
-    assert "langchain_tool_errors/py.typed" in names
-    assert "langchain_tool_errors/__init__.py" in names
+    # The public package and the private one holding the implementation, both typed.
+    for package in ("langchain_tool_errors", "_langchain_tool_errors"):
+        assert f"{package}/py.typed" in names
+        assert f"{package}/__init__.py" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License-File: LICENSE" in fields.splitlines()
     assert "License-Expression: MIT" in fields.splitlines()

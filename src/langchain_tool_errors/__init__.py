@@ -5,8 +5,7 @@
 skips them, by matching checks at run time.
 """
 
-from langchain_tool_errors._middleware import ToolErrorMiddleware, ToolSelection
-from langchain_tool_errors._types import (
+from _langchain_tool_errors.handler_types import (
     AOnError,
     AsyncOnly,
     HandlerMode,
@@ -14,6 +13,7 @@ from langchain_tool_errors._types import (
     SyncCapable,
     ToolErrorContent,
 )
+from _langchain_tool_errors.middleware import ToolErrorMiddleware, ToolSelection
 
 __all__ = [
     "AOnError",

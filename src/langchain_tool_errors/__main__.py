@@ -19,9 +19,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from langchain_tool_errors._middleware import ToolErrorMiddleware
-from langchain_tool_errors._scripted_model import ScriptedChatModel
-from langchain_tool_errors._transcript import transcript
+from _langchain_tool_errors.middleware import ToolErrorMiddleware
+from _langchain_tool_errors.scripted_model import ScriptedChatModel
+from _langchain_tool_errors.transcript import transcript
 
 _FORECASTS = {"paris": "18°C and sunny", "oslo": "4°C and raining"}
 

@@ -35,7 +35,7 @@ Example:
 
 from __future__ import annotations
 
-from langchain_tool_errors._scripted_model import ScriptedChatModel, ScriptStep
-from langchain_tool_errors._transcript import transcript
+from _langchain_tool_errors.scripted_model import ScriptedChatModel, ScriptStep
+from _langchain_tool_errors.transcript import transcript
 
 __all__ = ["ScriptStep", "ScriptedChatModel", "transcript"]

@@ -16,6 +16,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
+from _langchain_tool_errors.scripted_model import ScriptedChatModel
 from langchain_tool_errors import (
     AOnError,
     AsyncOnly,
@@ -24,7 +25,6 @@ from langchain_tool_errors import (
     ToolErrorContent,
     ToolErrorMiddleware,
 )
-from langchain_tool_errors._scripted_model import ScriptedChatModel
 from langchain_tool_errors.handlers import (
     alog_handled,
     log_handled,

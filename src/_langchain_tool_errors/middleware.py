@@ -12,7 +12,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, TracePolicy, omit_payload
 from typing_extensions import TypeVar, override
 
-from langchain_tool_errors._checks import (
+from _langchain_tool_errors.checks import (
     reject_async_on_error,
     require_a_handler,
     require_awaitable,
@@ -24,8 +24,8 @@ from langchain_tool_errors._checks import (
     require_tool_name,
     require_tool_selection,
 )
-from langchain_tool_errors._control_flow import GraphBubbleUp, is_invalid_resume
-from langchain_tool_errors._types import (
+from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
+from _langchain_tool_errors.handler_types import (
     AOnError,
     AsyncOnly,
     HandlerMode,

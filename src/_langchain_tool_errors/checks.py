@@ -17,7 +17,7 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypeIs, TypeVar
 
-from langchain_tool_errors._control_flow import GraphBubbleUp
+from _langchain_tool_errors.control_flow import GraphBubbleUp
 
 _T = TypeVar("_T")
 

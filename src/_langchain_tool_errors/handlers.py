@@ -1,0 +1,166 @@
+"""The ready-made handlers; `langchain_tool_errors.handlers` is their public face."""
+
+from __future__ import annotations
+
+import logging
+
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from typing_extensions import TypeVar
+
+from _langchain_tool_errors.checks import (
+    is_async_callable,
+    require_awaitable,
+    require_exception_types,
+    require_handler_to_wrap,
+)
+from _langchain_tool_errors.handler_types import AOnError, OnError, ToolErrorContent
+from _langchain_tool_errors.middleware import tool_name
+
+__all__ = ["LOGGER", "alog_handled", "log_handled", "report_messages_of", "report_type_only"]
+
+LOGGER = logging.getLogger("langchain_tool_errors")
+"""The library's logger, `logging.getLogger("langchain_tool_errors")`, used by `log_handled`.
+
+Example:
+    ```python
+    LOGGER.addHandler(logging.StreamHandler())  # or configure "langchain_tool_errors"
+    ```
+"""
+
+_C = TypeVar("_C", bound=ToolErrorContent)
+_E = TypeVar("_E", bound=Exception)
+
+
+def report_type_only(exc: Exception, request: ToolCallRequest, /) -> str:
+    """Name the tool and the exception's type, never its message.
+
+    A `TimeoutError("db.internal:5432 timed out")` raised by `search` becomes
+    ``Tool `search` failed with TimeoutError.``
+
+    Example:
+        ```python
+        middleware = ToolErrorMiddleware(report_type_only)
+        ```
+    """
+    return f"Tool `{tool_name(request)}` failed with {type(exc).__name__}."
+
+
+def report_messages_of(*exception_types: type[Exception]) -> OnError[str]:
+    """A handler that passes the message through for `exception_types` only.
+
+    Use it for exceptions whose messages are written for the model, such as langchain's
+    `ToolException`; every other exception gets `report_type_only`'s text. An empty message
+    also falls back to it.
+
+    Args:
+        *exception_types: The exception types whose messages are safe to show the model.
+
+    Returns:
+        An `OnError[str]` handler.
+
+    Raises:
+        TypeError: An argument is not an `Exception` subclass.
+        ValueError: No type was given.
+
+    Example:
+        ```python
+        handler = report_messages_of(ToolException)
+        ```
+        A `ToolException("No results; try fewer keywords.")` from `search` becomes
+        ``Tool `search` failed: No results; try fewer keywords.``
+    """
+    if not exception_types:
+        msg = (
+            "report_messages_of() was given no exception type, so it would pass no message "
+            "through; name the types, e.g. report_messages_of(ToolException), or use "
+            "report_type_only."
+        )
+        raise ValueError(msg)
+    selected = require_exception_types(exception_types, argument="exception_types")
+
+    def report_messages(exc: Exception, request: ToolCallRequest, /) -> str:
+        message = str(exc)
+        if isinstance(exc, selected) and message:
+            return f"Tool `{tool_name(request)}` failed: {message}"
+        return report_type_only(exc, request)
+
+    names = ", ".join(kind.__name__ for kind in selected)
+    report_messages.__name__ = report_messages.__qualname__ = f"report_messages_of({names})"
+    return report_messages
+
+
+def log_handled(handler: OnError[_C, _E], /) -> OnError[_C, _E]:
+    """Wrap a sync handler so each exception it handles is logged with its traceback.
+
+    The record goes to `LOGGER` at WARNING, naming the tool, the call id and the exception
+    type, with the traceback attached; the tool's arguments and the agent state are not
+    logged. Operators keep the full detail while the model gets the handler's safe text.
+    Exceptions the handler declines (returns `None` for) propagate and are not logged here.
+
+    Args:
+        handler: A sync handler. For an async one, use `alog_handled`.
+
+    Returns:
+        A sync handler that returns what `handler` returns.
+
+    Raises:
+        TypeError: `handler` is not callable, or is an async function (type errors too).
+
+    Example:
+        ```python
+        middleware = ToolErrorMiddleware(log_handled(report_type_only))
+        ```
+    """
+    require_handler_to_wrap("log_handled", handler)
+    if is_async_callable(handler):
+        msg = (
+            f"log_handled() wraps sync handlers, but got the async callable {handler!r}; "
+            "use alog_handled() and pass the result as `aon_error=`."
+        )
+        raise TypeError(msg)
+
+    def log_handled_sync(exc: _E, request: ToolCallRequest, /) -> _C | None:
+        content = handler(exc, request)
+        if content is not None:
+            _log(exc, request)
+        return content
+
+    return log_handled_sync
+
+
+def alog_handled(handler: AOnError[_C, _E], /) -> AOnError[_C, _E]:
+    """Wrap an async handler so each exception it handles is logged; see `log_handled`.
+
+    Args:
+        handler: An async handler, as passed to `aon_error=`.
+
+    Returns:
+        An async handler that returns what `handler` returns.
+
+    Raises:
+        TypeError: `handler` is not callable (a type error too).
+
+    Example:
+        ```python
+        middleware = ToolErrorMiddleware(aon_error=alog_handled(my_async_handler))
+        ```
+    """
+    require_handler_to_wrap("alog_handled", handler)
+
+    async def log_handled_async(exc: _E, request: ToolCallRequest, /) -> _C | None:
+        content = await require_awaitable(handler(exc, request), exc)
+        if content is not None:
+            _log(exc, request)
+        return content
+
+    return log_handled_async
+
+
+def _log(exc: Exception, request: ToolCallRequest) -> None:
+    LOGGER.warning(
+        "tool %r (call %s) failed with %s; the model was sent the handler's content",
+        tool_name(request),
+        request.tool_call.get("id"),
+        type(exc).__name__,
+        exc_info=(type(exc), exc, exc.__traceback__),
+    )

@@ -1,11 +1,11 @@
 """Mutation testing of the core: `python -m tests._mutation` (a developer's command, not CI).
 
 mutmut (configured under `[tool.mutmut]` in pyproject.toml) mutates `middleware.py`,
-`checks.py` and `handlers.py` (in `src/_langchain_tool_errors/`) and runs the fast behaviour tests against each mutant. It
-skips decorated functions, and the middleware's hooks carry `@override`, so this runner
-works on a copy of the repository in which the `@override` lines of `middleware.py` are
-removed first (at run time `override` only sets `__override__` on the function; nothing
-reads it). The hooks' logic is then mutated like every other function.
+`checks.py` and `handlers.py` (in `src/_langchain_tool_errors/`) and runs the fast behaviour
+tests against each mutant. It skips decorated functions, and the middleware's hooks carry
+`@override`, so this runner works on a copy of the repository in which the `@override`
+lines of `middleware.py` are removed first (at run time `override` only sets `__override__`
+on the function; nothing reads it). The hooks' logic is then mutated like every other function.
 
 Prints mutmut's survivors and one summary line: killed / total, and what survived. The copy
 is left in a temporary directory, named at the end, for `mutmut show` and `mutmut browse`.

@@ -7,7 +7,8 @@ the requests an editor sends while someone types:
 - signature help inside each constructor call shape (sync, sync + async, async-only, each
   with and without `exceptions=`), after every argument typed so far: the overload the
   server highlights must take each of those arguments, none of them typed `None`;
-- hover on a constructed middleware: its three type parameters;
+- hover on a constructed middleware: its three type parameters; on a constructor call: the
+  one overload it matches;
 - hover on the class, and completion of its name: the first line of its docstring;
 - completion after `from langchain_tool_errors import ` and after
   `from langchain_tool_errors.handlers import `: every public name, no private one.
@@ -19,8 +20,8 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -133,8 +134,12 @@ def _takes(parameters: list[str], arguments: list[str]) -> str | None:
     return None
 
 
-def _labels(items: Any) -> list[dict[str, Any]]:
-    return items["items"] if isinstance(items, dict) else list(items or [])
+def _labels(completion: dict[str, Any] | list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The items of a completion answer: a `CompletionList` or a bare list."""
+    if isinstance(completion, dict):
+        items: list[dict[str, Any]] = completion["items"]
+        return items
+    return list(completion or [])
 
 
 def test_signature_help_highlights_an_overload_that_takes_what_is_typed(scratch: Scratch) -> None:
@@ -148,7 +153,8 @@ def test_signature_help_highlights_an_overload_that_takes_what_is_typed(scratch:
                 arguments[typed - 1]
             )
             help = scratch.server.request("textDocument/signatureHelp", scratch.at(line, end))
-            assert help and help["signatures"], f"{scratch.name}: no signature help in {text}"
+            assert help, f"{scratch.name}: no signature help in {text}"
+            assert help["signatures"], f"{scratch.name}: no signature in {text}"
             active = help["signatures"][help.get("activeSignature") or 0]
 
             problem = _takes(_parameters(active), arguments[:typed])
@@ -169,6 +175,18 @@ def test_hover_on_a_middleware_shows_its_three_type_parameters(scratch: Scratch)
 
     shown = hover["contents"]["value"]
     assert re.search(r"ToolErrorMiddleware\[str, KeyError, ([\w.]+\.)?AsyncOnly\]", shown), shown
+
+
+def test_hover_on_a_constructor_call_shows_only_the_overload_it_matches(scratch: Scratch) -> None:
+    call = scratch.lines[MIDDLEWARE_LINE].index("ToolErrorMiddleware") + 3
+
+    hover = scratch.server.request("textDocument/hover", scratch.at(MIDDLEWARE_LINE, call))
+
+    signature = hover["contents"]["value"].split("---")[0]
+    assert "aon_error" in signature, signature
+    assert "exceptions" in signature, signature
+    assert "on_error:" not in signature.replace("aon_error:", ""), signature  # async-only
+    assert "@overload" not in signature, signature
 
 
 def test_hover_on_the_class_shows_its_docstring(scratch: Scratch) -> None:

@@ -12,11 +12,12 @@
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 
 import pytest
 
+from tests._first_errors import COMMANDS, first_errors, line_of
 from tests._markdown import Block, fenced_blocks
 from tests._processes import ROOT, run_python
 from tests._snippets import Snippet, definitions, module_text, run_all, type_check
@@ -24,6 +25,7 @@ from tests.conftest import FIGURES
 
 README = ROOT / "README.md"
 MISTAKES = "<!-- checked: the errors below -->"
+CONFIGURATION = "<!-- checked: the configuration below -->"
 
 GIVEN = definitions(
     """
@@ -102,49 +104,67 @@ def test_every_python_block_runs(tmp_path: Path) -> None:
     FIGURES.append(f"README: {len(modules)} Python blocks run")
 
 
-def _mypy_errors(path: Path) -> list[str]:
-    done = run_python(
-        "-m", "mypy", "--config-file", str(ROOT / "mypy.ini"), "--no-incremental",
-        "--no-error-summary", "--hide-error-context", str(path),
-    )  # fmt: skip
-    prefix = f"{path}:"
-    return [
-        line.replace(prefix, f"{path.name}:", 1)
-        for line in done.stdout.splitlines()
-        if ": error:" in line
-    ]
-
-
-def _pyright_errors(path: Path) -> list[str]:
-    done = run_python("-m", "pyright", "-p", "pyproject.toml", "--outputjson", str(path))
-    report = json.loads(done.stdout)
-    return [
-        f"{path.name}:{d['range']['start']['line'] + 1}:{d['range']['start']['character'] + 1}"
-        f" - {d['severity']}: {d['message'].splitlines()[0]} ({d['rule']})"
-        for d in report["generalDiagnostics"]
-    ]
+def _mistakes(text: str) -> dict[int, list[int]]:
+    """Each numbered mistake (`# 1.` ...) and its lines: the marked line, and for an indented
+    one the lines of its function from the `def` down."""
+    lines = text.splitlines()
+    mistakes: dict[int, list[int]] = {}
+    for index, line in enumerate(lines):
+        marker = re.search(r"  # (\d+)\. ", line)
+        if marker is None:
+            continue
+        first = index
+        while lines[first].startswith(" "):
+            first -= 1
+        mistakes[int(marker.group(1))] = list(range(first + 1, index + 2))
+    return mistakes
 
 
 @pytest.mark.static
 def test_the_type_checking_section_shows_what_each_checker_really_prints(tmp_path: Path) -> None:
     blocks = fenced_blocks(README)
+    [configuration] = [block for block in blocks if block.marker == CONFIGURATION]
     index = next(i for i, block in enumerate(blocks) if block.marker == MISTAKES)
     mistakes, shown = blocks[index], blocks[index + 1]
-    path = tmp_path / "mistakes.py"
-    path.write_text(mistakes.text, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(configuration.text, encoding="utf-8")
+    (tmp_path / "mistakes.py").write_text(mistakes.text, encoding="utf-8")
+    numbered = _mistakes(mistakes.text)
+    for number, lines in numbered.items():
+        # The same module with every other mistake blanked out: line numbers stay the same.
+        alone = [
+            line if n in lines or not any(n in other for other in numbered.values()) else ""
+            for n, line in enumerate(mistakes.text.splitlines(), start=1)
+        ]
+        (tmp_path / f"alone_{number}.py").write_text("\n".join(alone) + "\n", encoding="utf-8")
 
-    printed = [
-        "$ mypy --strict mistakes.py",
-        *_mypy_errors(path),
-        "",
-        "$ pyright mistakes.py",
-        *_pyright_errors(path),
-    ]
+    printed = first_errors(tmp_path, ["mistakes.py", *(f"alone_{n}.py" for n in numbered)])
 
+    transcript: list[str] = []
+    for checker, errors in printed.items():
+        together = [e for e in errors if line_of(e)[0] == "mistakes.py"]
+        caught = {
+            n for n, lines in numbered.items() if any(line_of(e)[1] in lines for e in together)
+        }
+        assert caught == set(numbered), f"{checker} misses mistakes {set(numbered) - caught}"
+        for number, lines in numbered.items():
+            alone = [
+                e.replace(f"alone_{number}.py", "mistakes.py", 1)
+                for e in errors
+                if line_of(e) in {(f"alone_{number}.py", n) for n in lines}
+            ]
+            assert alone == [e for e in together if line_of(e)[1] in lines], (
+                f"{checker} prints another error for mistake {number} when it is alone"
+            )
+        transcript += [
+            *([""] if transcript else []),
+            f"$ {COMMANDS[checker]} mistakes.py",
+            *together,
+        ]
     assert shown.language == "text"
-    assert shown.text.splitlines() == printed, "\n".join(printed)
+    assert shown.text.splitlines() == transcript, "\n".join(transcript)
     FIGURES.append(
-        f"README: {len(printed) - 3} checker errors quoted, captured from mypy and pyright"
+        f"README: {len(transcript) - 2 * len(printed) + 1} checker errors quoted, captured from "
+        f"{len(printed)} checkers with the README's configuration, each the same alone"
     )
 
 

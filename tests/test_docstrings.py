@@ -27,7 +27,7 @@ PUBLIC_MODULES = (
     "langchain_tool_errors.handlers",
     "langchain_tool_errors.testing",
 )
-SOURCE = ROOT / "src" / "langchain_tool_errors"
+SOURCES = (ROOT / "src" / "langchain_tool_errors", ROOT / "src" / "_langchain_tool_errors")
 _BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 GIVEN = definitions(
@@ -137,7 +137,7 @@ def _public_names() -> list[tuple[str, str]]:
 def _attribute_docstrings() -> dict[str, str]:
     """Docstrings written under module-level assignments (type aliases, constants)."""
     found: dict[str, str] = {}
-    for path in SOURCE.glob("*.py"):
+    for path in (path for source in SOURCES for path in source.glob("*.py")):
         body = ast.parse(path.read_text(encoding="utf-8")).body
         for node, following in itertools.pairwise(body):
             if not (

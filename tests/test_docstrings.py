@@ -50,6 +50,7 @@ from langchain_tool_errors import (
     AsyncOnly,
     HandlerMode,
     OnError,
+    Route,
     SyncCapable,
     ToolErrorContent,
     ToolErrorMiddleware,

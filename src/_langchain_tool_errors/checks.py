@@ -38,14 +38,34 @@ class MissingHandlerError(TypeError, ValueError):
     """No handler: a `TypeError` like the static error, a `ValueError` like langchain's."""
 
 
-def require_a_handler(on_error: object, aon_error: object) -> None:
-    """At least one of `on_error` and `aon_error` is given."""
+def require_a_handler(
+    on_error: object, aon_error: object, owner: str = "ToolErrorMiddleware(on_error)"
+) -> None:
+    """At least one of `on_error` and `aon_error` is given (`owner` shows the call to make)."""
     if on_error is None and aon_error is None:
+        called = owner.split("(")[0]
         msg = (
-            "ToolErrorMiddleware() was given no handler: pass a sync `on_error` "
-            "(ToolErrorMiddleware(on_error)), an async `aon_error=`, or both."
+            f"{called}() was given no handler: pass a sync `on_error` "
+            f"({owner}), an async `aon_error=`, or both."
         )
         raise MissingHandlerError(msg)
+
+
+def reject_with_routes(**given: object) -> None:
+    """With `routes=`, none of the single-route arguments is given (each route has its own)."""
+    extra = [
+        argument
+        for argument, value in given.items()
+        if value is not None and not (argument == "exceptions" and value is Exception)
+    ]
+    if extra:
+        names = ", ".join(f"`{argument}`" for argument in extra)
+        msg = (
+            f"ToolErrorMiddleware(routes=...) was also given {names}: with routes, each Route "
+            "carries its own exceptions, handlers and tools. Move them into a Route, "
+            "for example routes=[Route(KeyError, on_error, tools=[...]), ...]."
+        )
+        raise TypeError(msg)
 
 
 def require_callable(argument: str, handler: object) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import TypeAlias, final
 
+from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import Protocol, TypeVar
 
@@ -118,3 +119,18 @@ class AsyncOnly(HandlerMode):
         )
         ```
     """
+
+
+ToolSelection: TypeAlias = (
+    list[str | BaseTool] | list[str] | tuple[str | BaseTool, ...] | Sequence[BaseTool]
+)
+"""The tools a middleware handles: names or `BaseTool`s, in a list or tuple (never a bare str).
+
+Mix names and tools in a tuple: mypy types a mixed list literal as `list[object]`.
+
+Example:
+    ```python
+    selected: ToolSelection = ("search", lookup)
+    middleware = ToolErrorMiddleware(explain, tools=selected)
+    ```
+"""

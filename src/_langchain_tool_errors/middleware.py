@@ -14,6 +14,7 @@ from typing_extensions import TypeVar, override
 
 from _langchain_tool_errors.checks import (
     reject_async_on_error,
+    reject_with_routes,
     require_a_handler,
     require_awaitable,
     require_callable,
@@ -32,7 +33,9 @@ from _langchain_tool_errors.handler_types import (
     OnError,
     SyncCapable,
     ToolErrorContent,
+    ToolSelection,
 )
+from _langchain_tool_errors.routes import Route, require_routes
 
 _ContentT_co = TypeVar(
     "_ContentT_co", bound=ToolErrorContent, default=ToolErrorContent, covariant=True
@@ -43,20 +46,8 @@ _ModeT_co = TypeVar("_ModeT_co", bound=HandlerMode, default=HandlerMode, covaria
 _C = TypeVar("_C", bound=ToolErrorContent)
 _C2 = TypeVar("_C2", bound=ToolErrorContent)
 _E = TypeVar("_E", bound=Exception)
+_M = TypeVar("_M", bound=HandlerMode)
 
-ToolSelection: TypeAlias = (
-    list[str | BaseTool] | list[str] | tuple[str | BaseTool, ...] | Sequence[BaseTool]
-)
-"""The tools a middleware handles: names or `BaseTool`s, in a list or tuple (never a bare str).
-
-Mix names and tools in a tuple: mypy types a mixed list literal as `list[object]`.
-
-Example:
-    ```python
-    selected: ToolSelection = ("search", lookup)
-    middleware = ToolErrorMiddleware(explain, tools=selected)
-    ```
-"""
 
 _StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]
 _StoredAsyncHandler: TypeAlias = Callable[[Any, ToolCallRequest], Awaitable[object]]
@@ -64,6 +55,31 @@ _StoredAsyncHandler: TypeAlias = Callable[[Any, ToolCallRequest], Awaitable[obje
 # lets through instances of `exceptions`, which the overloads tie to the handler's exception
 # type, but no checker can relate a runtime tuple of types to that type parameter. What a
 # handler returns is checked at run time before anything reaches the model.
+
+_Handlers: TypeAlias = tuple["OnError[Any, Any] | None", "AOnError[Any, Any] | None"]
+_Compiled: TypeAlias = tuple[
+    tuple[type[Exception], ...],
+    frozenset[str] | None,
+    "OnError[Any, Any] | None",
+    "AOnError[Any, Any] | None",
+]
+
+
+def _compile(routes: tuple[Route[Any], ...]) -> tuple[_Compiled, ...]:
+    """The routes as plain tuples, the form the hooks read after a failure."""
+    # A route exposes its handlers typed for `Never` exceptions (its exception type is
+    # covariant); each was checked against the route's `exceptions`, which are the only
+    # exceptions it is given, so calling it with `Any` is what the overloads proved safe.
+    return tuple(
+        (
+            route.exceptions,
+            route.selected_tools,
+            cast("OnError[Any, Any] | None", route.on_error),
+            cast("AOnError[Any, Any] | None", route.aon_error),
+        )
+        for route in routes
+    )
+
 
 _ASYNC_ONLY = (
     "{name} has only an async handler (`aon_error`), and the agent is running on the sync "
@@ -116,6 +132,11 @@ class ToolErrorMiddleware(
 
     trace_policy: TracePolicy | None = TracePolicy(process_inputs=omit_payload)
     """Hook spans record no request payload (the tool call's arguments and the state)."""
+
+    _on_error: OnError[_ContentT_co, Any] | None
+    _aon_error: AOnError[_ContentT_co, Any] | None
+    _exceptions: tuple[type[_ExcT_co], ...]
+    _tool_names: frozenset[str] | None
 
     # The overloads list only what each shape takes, and those that take more come first:
     # an editor's signature help highlights the first overload whose parameters fit what is
@@ -177,6 +198,17 @@ class ToolErrorMiddleware(
         tools: ToolSelection | None = None,
         name: str | None = None,
     ) -> None: ...
+    # Ordered routes, each an `except` clause with its own exceptions, handlers and tools.
+    # Each route checked its handlers against its exceptions where it was written; the
+    # middleware's content type is the general one, so routes returning text and routes
+    # returning blocks mix in one list in every checker (mypy joins a list's items).
+    @overload
+    def __init__(
+        self: ToolErrorMiddleware[ToolErrorContent, Exception, _M],
+        *,
+        routes: Sequence[Route[_M]],
+        name: str | None = None,
+    ) -> None: ...
     def __init__(
         self,
         on_error: _StoredHandler | None = None,
@@ -184,6 +216,7 @@ class ToolErrorMiddleware(
         aon_error: _StoredAsyncHandler | None = None,
         exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
         tools: ToolSelection | None = None,
+        routes: Sequence[Route[Any]] | None = None,
         name: str | None = None,
     ) -> None:
         """Configure which tool failures to hand back to the model, and how.
@@ -199,17 +232,36 @@ class ToolErrorMiddleware(
                 typed for a narrower exception needs this argument.
             tools: Names or `BaseTool`s of the tools to handle, in a list or tuple; calls to
                 other tools pass through untouched. `None` (the default) handles every tool.
+            routes: Instead of the four arguments above, an ordered list of `Route`s: the
+                first whose exceptions and tools match a failure handles it, as the first
+                matching `except` clause does (see `Route`).
             name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
                 Give each instance in one agent its own name.
 
         Raises:
             TypeError: A handler is missing, not callable, or async where a sync one is
-                expected; or `exceptions`, `tools` or `name` has the wrong type. A missing
-                handler raises an error that is also a `ValueError`.
-            ValueError: `exceptions` or `tools` is empty, or `exceptions` names a
-                LangGraph control-flow signal.
+                expected; or `exceptions`, `tools` or `name` has the wrong type; or
+                `routes` is not a list or tuple of `Route`s, or comes with a handler. A
+                missing handler raises an error that is also a `ValueError`.
+            ValueError: `exceptions`, `tools` or `routes` is empty, `exceptions` names a
+                LangGraph control-flow signal, or a route can never match.
         """
         super().__init__()
+        self._name = require_name(name)
+        self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
+        if routes is not None:
+            reject_with_routes(
+                on_error=on_error, aon_error=aon_error, exceptions=exceptions, tools=tools
+            )
+            self._routes = require_routes(routes)
+            self._compiled = _compile(self._routes)
+            self._sync_capable = all(route.on_error is not None for route in self._routes)
+            self._on_error = None
+            self._aon_error = None
+            self._tool_names = None
+            caught = dict.fromkeys(exc for route in self._routes for exc in route.exceptions)
+            self._exceptions = cast("tuple[type[_ExcT_co], ...]", tuple(caught))
+            return
         require_a_handler(on_error, aon_error)
         require_callable("on_error", on_error)
         require_callable("aon_error", aon_error)
@@ -221,8 +273,12 @@ class ToolErrorMiddleware(
         self._aon_error = cast("AOnError[_ContentT_co, Any] | None", aon_error)
         self._exceptions = cast("tuple[type[_ExcT_co], ...]", require_exception_types(exceptions))
         self._tool_names = require_tool_selection(tools)
-        self._name = require_name(name)
-        self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
+        self._sync_capable = on_error is not None
+        # The same configuration as one route, so that the hooks route every failure alike.
+        # Its arguments were checked above and are typed `Any` for the overloads' sake.
+        given: Any = (exceptions, on_error, aon_error, tools)
+        self._routes = (Route(given[0], given[1], aon_error=given[2], tools=given[3]),)
+        self._compiled = _compile(self._routes)
 
     @property
     @override
@@ -294,8 +350,30 @@ class ToolErrorMiddleware(
         """
         return self._tool_names
 
+    @property
+    def routes(self) -> tuple[Route[HandlerMode], ...]:
+        """The routes, in order: those given as `routes=`, or the one the arguments make.
+
+        Read-only. A middleware built with `routes=` reports `None` for `on_error`,
+        `aon_error` and `selected_tools`; each route has its own.
+
+        Example:
+            ```python
+            middleware = ToolErrorMiddleware(
+                routes=[Route(KeyError, explain), Route(Exception, report_type_only)]
+            )
+            assert [route.exceptions for route in middleware.routes] == [
+                (KeyError,),
+                (Exception,),
+            ]
+            ```
+        """
+        return self._routes
+
     @override
     def __repr__(self) -> str:
+        if self._on_error is None and self._aon_error is None:
+            return f"ToolErrorMiddleware(routes={list(self._routes)!r}, name={self._name!r})"
         tools = None if self._tool_names is None else sorted(self._tool_names)
         exceptions = tuple(exc.__name__ for exc in self._exceptions)
         return (
@@ -303,10 +381,13 @@ class ToolErrorMiddleware(
             f"exceptions={exceptions}, tools={tools}, name={self._name!r})"
         )
 
-    def _selects(self, request: ToolCallRequest) -> bool:
-        """Whether `tools=` selects the tool this request calls (every tool when `None`)."""
-        names = self._tool_names
-        return names is None or tool_name(request) in names
+    def _route(self, exc: Exception, request: ToolCallRequest) -> _Handlers | None:
+        """The handlers of the first route that matches this failure, or `None`."""
+        name = tool_name(request)
+        for exceptions, names, on_error, aon_error in self._compiled:
+            if isinstance(exc, exceptions) and (names is None or name in names):
+                return on_error, aon_error
+        return None
 
     def _error_message(
         self, argument: str, content: object, exc: Exception, request: ToolCallRequest
@@ -355,18 +436,20 @@ class ToolErrorMiddleware(
             assert isinstance(message, ToolMessage) and message.status == "error"
             ```
         """
-        on_error = self._on_error
-        if on_error is None:
+        if not self._sync_capable:
             raise NotImplementedError(_ASYNC_ONLY.format(name=self._name))
-        # The tool filter is consulted only once the tool has failed: a successful call
-        # passes through untouched whether or not its tool is selected, so the success
-        # path costs the same with a filter of any size as without one.
+        # The routes (and their tool filters) are consulted only once the tool has failed:
+        # a successful call passes through untouched, so the success path costs the same
+        # with any number of routes and filters of any size.
         try:
             return handler(request)
         except GraphBubbleUp:
             raise
         except self._exceptions as exc:
-            if is_invalid_resume(exc) or not self._selects(request):
+            route = None if is_invalid_resume(exc) else self._route(exc, request)
+            # Every route of a sync-capable middleware has an `on_error`.
+            on_error = None if route is None else route[0]
+            if on_error is None:
                 raise
             content = on_error(exc, request)
             if content is None:
@@ -415,16 +498,17 @@ class ToolErrorMiddleware(
 
     async def _ahandle(self, exc: Exception, request: ToolCallRequest) -> ToolMessage | None:
         """The error message for a failure on the async path, or `None` to re-raise it."""
-        if is_invalid_resume(exc) or not self._selects(request):
+        route = None if is_invalid_resume(exc) else self._route(exc, request)
+        if route is None:
             return None
-        aon_error = self._aon_error
+        on_error, aon_error = route
         if aon_error is not None:
             argument = "aon_error"
             content = await require_awaitable(aon_error(exc, request), exc)
         else:
-            # __init__ guarantees a handler: with no `aon_error` there is an `on_error`.
+            # Every route has a handler: with no `aon_error` there is an `on_error`.
             argument = "on_error"
-            content = self._on_error(exc, request) if self._on_error else None
+            content = on_error(exc, request) if on_error else None
         if content is None:
             return None
         return self._error_message(argument, content, exc, request)

@@ -12,14 +12,17 @@ from _langchain_tool_errors.handler_types import (
     OnError,
     SyncCapable,
     ToolErrorContent,
+    ToolSelection,
 )
-from _langchain_tool_errors.middleware import ToolErrorMiddleware, ToolSelection
+from _langchain_tool_errors.middleware import ToolErrorMiddleware
+from _langchain_tool_errors.routes import Route
 
 __all__ = [
     "AOnError",
     "AsyncOnly",
     "HandlerMode",
     "OnError",
+    "Route",
     "SyncCapable",
     "ToolErrorContent",
     "ToolErrorMiddleware",

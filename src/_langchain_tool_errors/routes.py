@@ -1,0 +1,269 @@
+"""`Route`: one `except` clause of a `ToolErrorMiddleware(routes=[...])`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, Never, TypeAlias, cast, overload
+
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from typing_extensions import TypeIs, TypeVar, override
+
+from _langchain_tool_errors.checks import (
+    reject_async_on_error,
+    require_a_handler,
+    require_callable,
+    require_exception_types,
+    require_tool_selection,
+)
+from _langchain_tool_errors.handler_types import (
+    AOnError,
+    AsyncOnly,
+    HandlerMode,
+    OnError,
+    SyncCapable,
+    ToolErrorContent,
+    ToolSelection,
+)
+
+_ModeT_co = TypeVar("_ModeT_co", bound=HandlerMode, default=HandlerMode, covariant=True)
+
+_C = TypeVar("_C", bound=ToolErrorContent)
+_C2 = TypeVar("_C2", bound=ToolErrorContent)
+_E = TypeVar("_E", bound=Exception)
+_E1 = TypeVar("_E1", bound=Exception)
+_E2 = TypeVar("_E2", bound=Exception)
+
+_StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]
+_StoredAsyncHandler: TypeAlias = Callable[[Any, ToolCallRequest], Awaitable[object]]
+
+
+class Route(Generic[_ModeT_co]):
+    """One `except` clause of a middleware: exception types, a handler, optionally tools.
+
+    Give `ToolErrorMiddleware(routes=[...])` an ordered list of routes. When a tool fails,
+    the first route whose exception types and tools both match handles the failure, as
+    the first matching `except` clause does; if its handler returns `None` the exception
+    propagates unchanged (there is no falling through to later routes), and a failure no
+    route matches propagates unchanged too. A last `Route(Exception, ...)` is the fallback.
+
+    The handler may be typed for exactly the route's exceptions: with
+    `Route((KeyError, IndexError), handler)` it takes `KeyError | IndexError`, in every
+    checker (with three or more types mypy joins them, so type the handler for their
+    common base there). The route checks its handler against its exceptions where it is
+    written, so its one type parameter is its mode, `SyncCapable` or `AsyncOnly`, as on
+    `ToolErrorMiddleware`: a route typed `Route[SyncCapable]` has a sync handler.
+
+    Example:
+        ```python
+        def missing_record(exc: KeyError, request: ToolCallRequest) -> str:
+            return f"No record {exc.args[0]!r}; check the id and try again."
+
+        middleware = ToolErrorMiddleware(
+            routes=[
+                Route(KeyError, missing_record, tools=["lookup"]),
+                Route((TimeoutError, ConnectionError), explain),
+                Route(Exception, report_type_only),
+            ]
+        )
+        ```
+    """
+
+    __slots__ = ("_aon_error", "_exceptions", "_on_error", "_tool_names")
+
+    _on_error: OnError[ToolErrorContent, Any] | None
+    _aon_error: AOnError[ToolErrorContent, Any] | None
+    _exceptions: tuple[type[Exception], ...]
+    _tool_names: frozenset[str] | None
+
+    # The same order of shapes as ToolErrorMiddleware's overloads, for editors' signature
+    # help: the shapes that take more first. A tuple of two types has overloads of its own
+    # (first, as the narrower form), so that mypy does not join the two into their base.
+    @overload
+    def __init__(
+        self: Route[SyncCapable],
+        exceptions: tuple[type[_E1], type[_E2]],
+        on_error: OnError[_C, _E1 | _E2],
+        *,
+        aon_error: AOnError[_C2, _E1 | _E2],
+        tools: ToolSelection | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Route[SyncCapable],
+        exceptions: tuple[type[_E1], type[_E2]],
+        on_error: OnError[_C, _E1 | _E2],
+        *,
+        tools: ToolSelection | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Route[AsyncOnly],
+        exceptions: tuple[type[_E1], type[_E2]],
+        *,
+        aon_error: AOnError[_C, _E1 | _E2],
+        tools: ToolSelection | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Route[SyncCapable],
+        exceptions: type[_E] | tuple[type[_E], ...],
+        on_error: OnError[_C, _E],
+        *,
+        aon_error: AOnError[_C2, _E],
+        tools: ToolSelection | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Route[SyncCapable],
+        exceptions: type[_E] | tuple[type[_E], ...],
+        on_error: OnError[_C, _E],
+        *,
+        tools: ToolSelection | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Route[AsyncOnly],
+        exceptions: type[_E] | tuple[type[_E], ...],
+        *,
+        aon_error: AOnError[_C, _E],
+        tools: ToolSelection | None = None,
+    ) -> None: ...
+    def __init__(
+        self,
+        exceptions: type[Exception] | tuple[type[Exception], ...],
+        on_error: _StoredHandler | None = None,
+        *,
+        aon_error: _StoredAsyncHandler | None = None,
+        tools: ToolSelection | None = None,
+    ) -> None:
+        """Catch `exceptions` (from `tools`, if given) and hand them to the handlers.
+
+        Args:
+            exceptions: The exception type, or tuple of types, this route catches.
+            on_error: Sync handler, as for `ToolErrorMiddleware`: content for the error
+                `ToolMessage`, or `None` to re-raise. Positional or keyword.
+            aon_error: Async handler for the async path. Given alone, the route is
+                `AsyncOnly`, and so is every middleware it is part of.
+            tools: Names or `BaseTool`s of the tools this route covers, in a list or
+                tuple; `None` (the default) covers every tool.
+
+        Raises:
+            TypeError: A handler is missing, not callable, or async where a sync one is
+                expected; or `exceptions` or `tools` has the wrong type. A missing handler
+                raises an error that is also a `ValueError`.
+            ValueError: `exceptions` or `tools` is empty, or `exceptions` names a
+                LangGraph control-flow signal.
+        """
+        require_a_handler(on_error, aon_error, owner="Route(exceptions, on_error)")
+        require_callable("on_error", on_error)
+        require_callable("aon_error", aon_error)
+        reject_async_on_error(on_error)
+        # As in ToolErrorMiddleware: the overloads tie the handlers to the type
+        # parameters, which the implementation's signature cannot name.
+        self._on_error = cast("OnError[ToolErrorContent, Any] | None", on_error)
+        self._aon_error = cast("AOnError[ToolErrorContent, Any] | None", aon_error)
+        self._exceptions = require_exception_types(exceptions)
+        self._tool_names = require_tool_selection(tools)
+
+    @property
+    def exceptions(self) -> tuple[type[Exception], ...]:
+        """The exception types this route catches, as a tuple.
+
+        Example:
+            ```python
+            assert Route(KeyError, explain).exceptions == (KeyError,)
+            ```
+        """
+        return self._exceptions
+
+    @property
+    def on_error(self) -> OnError[ToolErrorContent, Never] | None:
+        """The route's sync handler, or `None` for an `AsyncOnly` route.
+
+        Its exception type reads as `Never` for the reason `ToolErrorMiddleware.on_error`
+        gives.
+
+        Example:
+            ```python
+            assert Route(Exception, report_type_only).on_error is report_type_only
+            ```
+        """
+        return self._on_error
+
+    @property
+    def aon_error(self) -> AOnError[ToolErrorContent, Never] | None:
+        """The route's async handler, or `None` if it has none.
+
+        Example:
+            ```python
+            assert Route(Exception, aon_error=aexplain).aon_error is aexplain
+            ```
+        """
+        return self._aon_error
+
+    @property
+    def selected_tools(self) -> frozenset[str] | None:
+        """The names of the tools this route covers, or `None` for every tool.
+
+        Example:
+            ```python
+            assert Route(KeyError, explain, tools=["lookup"]).selected_tools == {"lookup"}
+            ```
+        """
+        return self._tool_names
+
+    @override
+    def __repr__(self) -> str:
+        exceptions = tuple(exc.__name__ for exc in self._exceptions)
+        tools = None if self._tool_names is None else sorted(self._tool_names)
+        return (
+            f"Route({exceptions}, on_error={self._on_error!r}, "
+            f"aon_error={self._aon_error!r}, tools={tools})"
+        )
+
+
+def shadows(earlier: Route[Any], later: Route[Any]) -> bool:
+    """Whether `earlier` matches every failure `later` would, so `later` is unreachable."""
+    mine, theirs = earlier.selected_tools, later.selected_tools
+    covers_tools = mine is None or (theirs is not None and theirs <= mine)
+    return covers_tools and all(issubclass(t, earlier.exceptions) for t in later.exceptions)
+
+
+def _is_route(value: object) -> TypeIs[Route[Any]]:
+    return isinstance(value, Route)
+
+
+def require_routes(routes: object) -> tuple[Route[Any], ...]:
+    """`routes=` is a non-empty list or tuple of `Route`s, each of which can match."""
+    if not isinstance(routes, (list, tuple)):
+        msg = (
+            f"`routes` must be a list or tuple of Route, but got {type(routes).__name__}. "
+            "Write routes=[Route(KeyError, handler), Route(Exception, fallback)]."
+        )
+        raise TypeError(msg)
+    if not routes:
+        msg = (
+            "`routes` is empty, so the middleware would handle nothing. Give at least one "
+            "Route, for example routes=[Route(Exception, report_type_only)]."
+        )
+        raise ValueError(msg)
+    checked: list[Route[Any]] = []
+    for index, route in enumerate(cast("list[object] | tuple[object, ...]", routes)):
+        if not _is_route(route):
+            msg = (
+                f"routes[{index}] is {type(route).__name__}, not a Route. Wrap each handler "
+                "in a Route with the exceptions it catches: Route(KeyError, handler)."
+            )
+            raise TypeError(msg)
+        typed = route
+        for position, earlier in enumerate(checked):
+            if shadows(earlier, typed):
+                msg = (
+                    f"routes[{index}] ({typed!r}) can never match: routes[{position}] "
+                    f"({earlier!r}) comes first and already catches all of its exceptions "
+                    "for its tools, as an unreachable `except` clause. Move the narrower "
+                    "route above the wider one, or remove it."
+                )
+                raise ValueError(msg)
+        checked.append(typed)
+    return tuple(checked)

@@ -74,8 +74,8 @@ def _compile(routes: tuple[Route[Any], ...]) -> tuple[_Compiled, ...]:
         (
             route.exceptions,
             route.selected_tools,
-            cast("OnError[Any, Any] | None", route.on_error),
-            cast("AOnError[Any, Any] | None", route.aon_error),
+            cast("OnError[Any, Any] | None", route.on_error),  # see the comment above
+            cast("AOnError[Any, Any] | None", route.aon_error),  # see the comment above
         )
         for route in routes
     )
@@ -259,6 +259,8 @@ class ToolErrorMiddleware(
             self._on_error = None
             self._aon_error = None
             self._tool_names = None
+            # Every type some route catches: the hooks' `except` clause; the overload types
+            # a routed middleware's exception parameter as `Exception`, which they all are.
             caught = dict.fromkeys(exc for route in self._routes for exc in route.exceptions)
             self._exceptions = cast("tuple[type[_ExcT_co], ...]", tuple(caught))
             return

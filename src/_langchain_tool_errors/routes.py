@@ -207,7 +207,8 @@ class Route(Generic[_ModeT_co]):
 
         Example:
             ```python
-            assert Route(KeyError, explain, tools=["lookup"]).selected_tools == {"lookup"}
+            route = Route(KeyError, explain, tools=["lookup"])
+            assert route.selected_tools == frozenset({"lookup"})
             ```
         """
         return self._tool_names
@@ -248,6 +249,7 @@ def require_routes(routes: object) -> tuple[Route[Any], ...]:
         )
         raise ValueError(msg)
     checked: list[Route[Any]] = []
+    # isinstance() narrows `object` to lists and tuples of unknown items; they are objects.
     for index, route in enumerate(cast("list[object] | tuple[object, ...]", routes)):
         if not _is_route(route):
             msg = (

@@ -21,6 +21,7 @@ from langchain_tool_errors import (
     AOnError,
     AsyncOnly,
     OnError,
+    Route,
     SyncCapable,
     ToolErrorContent,
     ToolErrorMiddleware,
@@ -264,3 +265,39 @@ assert_type(built.selected_tools, frozenset[str] | None)
 assert_type(built.tools, Sequence[BaseTool])
 assert_type(ToolErrorMiddleware(text).on_error, OnError[str, Never] | None)
 assert_type(ToolErrorMiddleware(text).exceptions, tuple[type[Exception], ...])
+
+
+# Routes: each route's handler is typed for exactly its exceptions, in every checker.
+def key_only(exc: KeyError, request: ToolCallRequest) -> str:
+    return ""
+
+
+async def akey_only(exc: KeyError, request: ToolCallRequest) -> str:
+    return ""
+
+
+assert_type(Route(KeyError, key_only), Route[SyncCapable])
+assert_type(Route((KeyError, IndexError), lookup_errors), Route[SyncCapable])
+assert_type(Route((KeyError, IndexError), text), Route[SyncCapable])
+assert_type(Route(KeyError, key_only, aon_error=akey_only), Route[SyncCapable])
+assert_type(Route(KeyError, aon_error=akey_only), Route[AsyncOnly])
+assert_type(Route(ValueError, value_error_only, tools=["search"]), Route[SyncCapable])
+assert_type(Route((TimeoutError, ConnectionError, OSError), text), Route[SyncCapable])
+assert_type(
+    ToolErrorMiddleware(
+        routes=[
+            Route(KeyError, key_only, tools=["lookup"]),
+            Route((KeyError, IndexError), lookup_errors),
+            Route(Exception, maybe_blocks),
+        ]
+    ),
+    ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+)
+assert_type(
+    ToolErrorMiddleware(
+        routes=(Route(KeyError, aon_error=akey_only), Route(Exception, aon_error=ablocks))
+    ),
+    ToolErrorMiddleware[ToolErrorContent, Exception, AsyncOnly],
+)
+routed = ToolErrorMiddleware(routes=[Route(KeyError, key_only), Route(Exception, text)])
+create_agent(model, tools=[search], middleware=[routed])

@@ -12,7 +12,7 @@ from langchain_core.messages import ContentBlock, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from langchain_tool_errors import AOnError, OnError, ToolErrorMiddleware
+from langchain_tool_errors import AOnError, OnError, Route, ToolErrorMiddleware
 from langchain_tool_errors.handlers import alog_handled, log_handled, report_messages_of
 
 
@@ -95,3 +95,29 @@ alog_handled(on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgume
 ToolErrorMiddleware(aon_error=log_handled(on_error))  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 log_handled(None)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 alog_handled(None)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+
+
+# Routes: a handler typed for another exception, the wrong kind of handler, no handler.
+def key_only(exc: KeyError, request: ToolCallRequest) -> str:
+    return ""
+
+
+Route(KeyError, value_error_only)  # type: ignore[misc]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route((KeyError, IndexError), key_only)  # type: ignore[misc]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route((KeyError, IndexError, ValueError), key_only)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route(KeyError, aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route(KeyError, aon_error=on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route(KeyError, returns_int)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route(KeyError)  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route(KeyError, on_error, tools="search")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(routes=[Route(Exception, on_error)], on_error=on_error)  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(routes=[on_error])  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+
+
+def call_the_sync_path_of_routed_middleware(request: ToolCallRequest) -> None:
+    async_routes = ToolErrorMiddleware(routes=[Route(Exception, aon_error=aon_error)])
+    async_routes.wrap_tool_call(request, execute)  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+    mixed = ToolErrorMiddleware(
+        routes=[Route(KeyError, on_error), Route(Exception, aon_error=aon_error)]
+    )
+    mixed.wrap_tool_call(request, execute)  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]

@@ -197,9 +197,9 @@ class Api:
         thread = _json(await self.client.threads.create())
         return str(thread["thread_id"])
 
-    async def wait(self, thread_id: str, **run: Any) -> Json:
-        """Start a run of the agent (`input=` or `command=`) and wait for its final state."""
-        return _json(await self.client.runs.wait(thread_id, "agent", **run))
+    async def wait(self, thread_id: str, graph: str = "agent", **run: Any) -> Json:
+        """Start a run of a served graph (`input=` or `command=`) and wait for its final state."""
+        return _json(await self.client.runs.wait(thread_id, graph, **run))
 
     async def stream_updates(self, thread_id: str, **run: Any) -> AsyncIterator[tuple[str, Json]]:
         """Run the agent, yielding each `updates` event's node and update as it arrives."""

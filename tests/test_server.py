@@ -153,6 +153,44 @@ async def test_fifty_concurrent_threads_each_get_their_own_error_message(
     FIGURES.append("LangGraph server: 50 concurrent threads, 50 error messages, each its own")
 
 
+@pytest.mark.asyncio
+async def test_routes_answer_each_failure_from_the_first_matching_route(api: Api) -> None:
+    answers: dict[str, str] = {}
+    for text in ("lookup missing-r", "slow feed", "crash secrets"):
+        thread = await api.new_thread()
+        [message] = tool_messages(await api.wait(thread, "routed", input=ask(text)))
+        assert message["status"] == "error"
+        answers[text] = message["content"]
+
+    assert answers == {
+        "lookup missing-r": "No record 'missing-r' (call call-missing-r).",
+        "slow feed": "Timed out (call call-feed); try once more.",
+        "crash secrets": "Failed with PermissionError (call call-secrets).",
+    }
+
+
+@pytest.mark.skipif(
+    not hasattr(langgraph_errors, "is_invalid_resume"),
+    reason="this langgraph has no response_schema and marks no invalid resume",
+)
+@pytest.mark.asyncio
+async def test_routes_never_see_an_interrupt_or_an_invalid_resume_value(
+    api: Api, server: Server
+) -> None:
+    before = handler_calls(server)
+    thread = await api.new_thread()
+    paused = await api.wait(thread, "routed", input=ask("approve_refund 75"))
+    assert [i["value"] for i in paused["__interrupt__"]] == [{"refund": "75"}]
+
+    with pytest.raises(Exception, match="ValidationError"):
+        await api.wait(thread, "routed", command={"resume": {"approved": "maybe"}})
+    done = await api.wait(thread, "routed", command={"resume": {"approved": False}})
+
+    [message] = tool_messages(done)
+    assert (message["status"], message["content"]) == ("success", "refund of 75: approved=False")
+    assert handler_calls(server) == before  # neither the pause nor the bad value was routed
+
+
 def test_a_failing_test_still_stops_the_server_and_leaves_no_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,10 @@ calls that tool, then answers with what the tool returned. The tools:
   not fit it fails the run and leaves the interrupt pending, although a second middleware
   selects `ValidationError` for that very tool.
 
+`routed` serves the same tools plus `slow` (raises `TimeoutError`) with one middleware of
+ordered routes: `KeyError` from `lookup`, then `TimeoutError`, then `ValidationError` from
+`approve_refund`, then a catch-all fallback.
+
 Every handler call is appended to the file named by `TOOL_ERRORS_HANDLER_LOG`, so the test
 can tell whether the handler ran.
 """
@@ -34,7 +38,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import interrupt
 from pydantic import BaseModel, ValidationError
 
-from langchain_tool_errors import ToolErrorMiddleware
+from langchain_tool_errors import Route, ToolErrorMiddleware
 from langchain_tool_errors.testing import ScriptedChatModel
 
 
@@ -50,6 +54,12 @@ def lookup(key: str) -> str:
 def crash(key: str) -> str:
     """A tool whose failure no middleware handles."""
     raise PermissionError(f"the agent may not read {key}")
+
+
+@tool
+def slow(key: str) -> str:
+    """A tool that times out."""
+    raise TimeoutError(f"{key} timed out")
 
 
 @tool
@@ -126,3 +136,33 @@ def build_agent() -> Runnable[InputAgentState, dict[str, Any]]:
 
 
 agent = build_agent()
+
+
+async def explain_slow(exc: TimeoutError, request: ToolCallRequest) -> str:
+    """The timeout route's answer; record the call."""
+    await asyncio.to_thread(_record, str(request.tool_call["id"]))
+    return f"Timed out (call {request.tool_call['id']}); try once more."
+
+
+async def fallback(exc: Exception, request: ToolCallRequest) -> str:
+    """The last route's answer: the type only; record the call."""
+    await asyncio.to_thread(_record, str(request.tool_call["id"]))
+    return f"Failed with {type(exc).__name__} (call {request.tool_call['id']})."
+
+
+def build_routed_agent() -> Runnable[InputAgentState, dict[str, Any]]:
+    """The served agent with one middleware of ordered routes."""
+    model = ScriptedChatModel(script=[call_the_named_tool, answer_with_the_result])
+    middleware = ToolErrorMiddleware(
+        routes=[
+            Route(KeyError, aon_error=explain_missing, tools=[lookup]),
+            Route(TimeoutError, aon_error=explain_slow),
+            Route(ValidationError, aon_error=explain_invalid, tools=[approve_refund]),
+            Route(Exception, aon_error=fallback),
+        ]
+    )
+    tools = [lookup, crash, slow, approve, approve_refund]
+    return create_agent(model, tools=tools, middleware=[middleware])
+
+
+routed = build_routed_agent()

@@ -43,7 +43,7 @@ from typing_extensions import override
 
 import langchain_tool_errors
 from _langchain_tool_errors.scripted_model import ScriptedChatModel
-from langchain_tool_errors import ToolErrorMiddleware
+from langchain_tool_errors import Route, ToolErrorMiddleware
 
 Result = ToolMessage | Command[Any]
 
@@ -162,6 +162,11 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
     ours_filtered = ToolErrorMiddleware(_explain, tools=names)
     ours_one = ToolErrorMiddleware(_explain, tools=["search"])
     theirs_filtered = LangchainToolErrorMiddleware(_explain, tools=list(names))
+    # Twenty routes, the failure matching only the last: 19 exception types it is not.
+    others = [type(f"NotRaised{i}", (Exception,), {}) for i in range(19)]
+    ours_routes = ToolErrorMiddleware(
+        routes=[*(Route(other, _explain) for other in others), Route(Exception, _explain)]
+    )
     loop = asyncio.new_event_loop()
     try:
         sync = _best_per_call(
@@ -175,6 +180,8 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
                 "direct error": _loop(_try(lambda: _fail(REQUEST))),
                 "ours error": _loop(lambda: ours.wrap_tool_call(REQUEST, _fail)),
                 "theirs error": _loop(lambda: theirs.wrap_tool_call(REQUEST, _fail)),
+                "ours 20 routes": _loop(lambda: ours_routes.wrap_tool_call(REQUEST, _succeed)),
+                "ours 20 routes error": _loop(lambda: ours_routes.wrap_tool_call(REQUEST, _fail)),
             },
             number,
             rounds,
@@ -187,6 +194,9 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
                 "theirs": _aloop(loop, lambda: theirs.awrap_tool_call(REQUEST, _asucceed)),
                 "ours error": _aloop(loop, lambda: ours.awrap_tool_call(REQUEST, _afail)),
                 "theirs error": _aloop(loop, lambda: theirs.awrap_tool_call(REQUEST, _afail)),
+                "ours 20 routes error": _aloop(
+                    loop, lambda: ours_routes.awrap_tool_call(REQUEST, _afail)
+                ),
             },
             number,
             rounds,
@@ -202,9 +212,24 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
             (sync["ours 1001"] - sync["direct"]) * us,
             (sync["theirs 1001"] - sync["direct"]) * us,
         ),
+        Figure(
+            "success path, 20 routes: overhead",
+            (sync["ours 20 routes"] - sync["direct"]) * us,
+            (sync["theirs"] - sync["direct"]) * us,
+        ),
+        Figure(
+            "handled-error path, 20 routes, the last matching",
+            sync["ours 20 routes error"] * us,
+            sync["theirs error"] * us,
+        ),
         Figure("async success path: overhead over the bare call", *_over(asyn, "direct", us)),
         Figure(
             "async handled-error path: per call", asyn["ours error"] * us, asyn["theirs error"] * us
+        ),
+        Figure(
+            "async handled-error path, 20 routes",
+            asyn["ours 20 routes error"] * us,
+            asyn["theirs error"] * us,
         ),
     ]
     extra = {
@@ -533,6 +558,12 @@ def main(argv: Sequence[str] | None = None) -> int:
          by_name["success path: overhead over the bare call"].ratio <= 0.5),
         ("handled-error path <= 1.0 x langchain's",
          by_name["handled-error path: per call"].ratio <= 1.0),
+        ("success path with 20 routes <= 0.5 x langchain's",
+         by_name["success path, 20 routes: overhead"].ratio <= 0.5),
+        ("error path with 20 routes <= 1.0 x langchain's single handler",
+         by_name["handled-error path, 20 routes, the last matching"].ratio <= 1.0),
+        ("async error path with 20 routes <= 1.0 x langchain's single handler",
+         by_name["async handled-error path, 20 routes"].ratio <= 1.0),
         ("1,001-name filter within 1.1 x of no filter",
          extra["ours filtered/unfiltered"] <= 1.1),
         ("async success-path overhead <= 0.5 x langchain's",

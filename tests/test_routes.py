@@ -7,6 +7,7 @@ first route whose exception types and tools match a failure handles it; its hand
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import re
 from typing import Any
@@ -295,7 +296,7 @@ def test_the_routes_are_readable_back_in_order() -> None:
         None,
         None,
     )
-    assert set(middleware.exceptions) == {KeyError, Exception}
+    assert middleware.exceptions == (Exception,)  # what its `except` clause catches
     assert first.selected_tools == frozenset({"lookup"})
     assert "routes=[Route(('KeyError',)" in repr(middleware)
 
@@ -412,3 +413,59 @@ def test_routes_for_other_tools_are_not_unreachable() -> None:
     )
 
     assert len(middleware.routes) == 3
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_repeated_failures_are_routed_the_same_each_time(path: Path) -> None:
+    # The middleware remembers the route of each (exception type, tool) pair it has seen.
+    middleware = ToolErrorMiddleware(
+        routes=[
+            Route(KeyError, says("lookup's keys"), tools=["lookup"]),
+            Route(TimeoutError, lambda exc, request: None),
+            Route(LookupError, says("other lookups")),
+        ]
+    )
+    tools = [failing_tool("lookup", KeyError("k")), failing_tool("find", KeyError("k"))]
+    calls = [call("lookup", "a"), call("find", "b"), call("lookup", "c"), call("find", "d")]
+
+    for _ in range(2):
+        contents = {
+            i: m.content
+            for i, m in tool_messages(run(build_agent(tools, [middleware], calls), path)).items()
+        }
+        assert contents == {
+            "a": "lookup's keys: KeyError",
+            "b": "other lookups: KeyError",
+            "c": "lookup's keys: KeyError",
+            "d": "other lookups: KeyError",
+        }
+    for _ in range(2):
+        agent = build_agent(
+            [failing_tool("slow", TimeoutError())], [middleware], [call("slow", "s")]
+        )
+        with pytest.raises(TimeoutError):
+            run(agent, path)
+
+
+def test_a_route_for_an_abc_sees_classes_registered_after_a_first_failure() -> None:
+    class Retryable(Exception, metaclass=abc.ABCMeta):
+        """Exceptions registered as worth another try."""
+
+    class Flaky(Exception):
+        pass
+
+    middleware = ToolErrorMiddleware(
+        routes=[Route(Retryable, says("retry")), Route(Exception, says("other"))]
+    )
+    request = direct_request(None, call("search", "s"))
+
+    def fail(request: ToolCallRequest) -> Any:
+        raise Flaky
+
+    before = middleware.wrap_tool_call(request, fail)
+    Retryable.register(Flaky)
+    after = middleware.wrap_tool_call(request, fail)
+
+    assert isinstance(before, ToolMessage)
+    assert isinstance(after, ToolMessage)
+    assert (before.content, after.content) == ("other: Flaky", "retry: Flaky")

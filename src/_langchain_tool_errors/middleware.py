@@ -81,6 +81,30 @@ def _compile(routes: tuple[Route[Any], ...]) -> tuple[_Compiled, ...]:
     )
 
 
+def _first_match(compiled: tuple[_Compiled, ...], exc: Exception, name: str) -> _Handlers | None:
+    """The handlers of the first compiled route that matches, as an `except` clause would."""
+    for exceptions, names, on_error, aon_error in compiled:
+        if isinstance(exc, exceptions) and (names is None or name in names):
+            return on_error, aon_error
+    return None
+
+
+_CACHE_SIZE = 1024
+"""How many (exception type, tool name) pairs a routed middleware remembers the route of."""
+
+
+def _cache_for(routes: tuple[Route[Any], ...]) -> dict[tuple[type, str], _Handlers | None] | None:
+    """An empty route cache where the route only depends on the exception's type and tool.
+
+    That holds for several routes whose exception classes are plain classes: an `isinstance`
+    check against them depends on the class alone. A metaclass with `__instancecheck__`
+    (an ABC with registered classes) could answer differently over time, so such routes
+    and a single route (one check, cheaper than a lookup) are matched afresh each time.
+    """
+    plain = all(type(exc) is type for route in routes for exc in route.exceptions)
+    return {} if len(routes) > 1 and plain else None
+
+
 _ASYNC_ONLY = (
     "{name} has only an async handler (`aon_error`), and the agent is running on the sync "
     "path (invoke/stream). Run the agent with `ainvoke`/`astream`, or also pass a sync "
@@ -255,14 +279,17 @@ class ToolErrorMiddleware(
             )
             self._routes = require_routes(routes)
             self._compiled = _compile(self._routes)
+            self._cache = _cache_for(self._routes)
             self._sync_capable = all(route.on_error is not None for route in self._routes)
             self._on_error = None
             self._aon_error = None
             self._tool_names = None
-            # Every type some route catches: the hooks' `except` clause; the overload types
-            # a routed middleware's exception parameter as `Exception`, which they all are.
-            caught = dict.fromkeys(exc for route in self._routes for exc in route.exceptions)
-            self._exceptions = cast("tuple[type[_ExcT_co], ...]", tuple(caught))
+            # The hooks' `except` clause: every type some route catches, less those another
+            # of them already covers, so that a catch-all route makes it one check. The
+            # overload types a routed middleware's exception parameter as `Exception`.
+            caught = {exc for route in self._routes for exc in route.exceptions}
+            widest = [exc for exc in caught if not issubclass(exc, tuple(caught - {exc}))]
+            self._exceptions = cast("tuple[type[_ExcT_co], ...]", tuple(widest))
             return
         require_a_handler(on_error, aon_error)
         require_callable("on_error", on_error)
@@ -281,6 +308,7 @@ class ToolErrorMiddleware(
         given: Any = (exceptions, on_error, aon_error, tools)
         self._routes = (Route(given[0], given[1], aon_error=given[2], tools=given[3]),)
         self._compiled = _compile(self._routes)
+        self._cache = _cache_for(self._routes)
 
     @property
     @override
@@ -386,10 +414,16 @@ class ToolErrorMiddleware(
     def _route(self, exc: Exception, request: ToolCallRequest) -> _Handlers | None:
         """The handlers of the first route that matches this failure, or `None`."""
         name = tool_name(request)
-        for exceptions, names, on_error, aon_error in self._compiled:
-            if isinstance(exc, exceptions) and (names is None or name in names):
-                return on_error, aon_error
-        return None
+        cache = self._cache
+        if cache is None:
+            return _first_match(self._compiled, exc, name)
+        key = (type(exc), name)
+        if key in cache:
+            return cache[key]
+        found = _first_match(self._compiled, exc, name)
+        if len(cache) < _CACHE_SIZE:
+            cache[key] = found
+        return found
 
     def _error_message(
         self, argument: str, content: object, exc: Exception, request: ToolCallRequest

@@ -25,6 +25,7 @@ REQUIRED_EXAMPLES = [  # the scripts the docs promise
     "content_blocks",
     "safe_messages",
     "with_retry",
+    "routes",
 ]
 
 

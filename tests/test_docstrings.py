@@ -48,10 +48,12 @@ from langgraph.types import Command
 from langchain_tool_errors import (
     AOnError,
     AsyncOnly,
+    ErrorBudget,
     HandlerMode,
     OnError,
     Route,
     SyncCapable,
+    ToolErrorBudgetExceeded,
     ToolErrorContent,
     ToolErrorMiddleware,
     ToolSelection,

@@ -17,6 +17,7 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypeIs, TypeVar
 
+from _langchain_tool_errors.budget import ErrorBudget
 from _langchain_tool_errors.control_flow import GraphBubbleUp
 
 _T = TypeVar("_T")
@@ -66,6 +67,17 @@ def reject_with_routes(**given: object) -> None:
             "for example routes=[Route(KeyError, on_error, tools=[...]), ...]."
         )
         raise TypeError(msg)
+
+
+def require_budget(budget: object) -> ErrorBudget | None:
+    """`budget=` is an `ErrorBudget` or `None`."""
+    if budget is None or isinstance(budget, ErrorBudget):
+        return budget
+    msg = (
+        f"`budget` must be an ErrorBudget or None, but got {_describe(budget)}. "
+        "Write budget=ErrorBudget(per_tool=3)."
+    )
+    raise TypeError(msg)
 
 
 def require_callable(argument: str, handler: object) -> None:

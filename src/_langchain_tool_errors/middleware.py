@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, Never, TypeAlias, cast, overload
+from typing import Any, Generic, Literal, Never, TypeAlias, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import ToolMessage
@@ -12,11 +12,19 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, TracePolicy, omit_payload
 from typing_extensions import TypeVar, override
 
+from _langchain_tool_errors.budget import (
+    COUNTS_KEY,
+    RESET_UPDATE,
+    BudgetState,
+    ErrorBudget,
+    ToolErrorBudgetExceeded,
+)
 from _langchain_tool_errors.checks import (
     reject_async_on_error,
     reject_with_routes,
     require_a_handler,
     require_awaitable,
+    require_budget,
     require_callable,
     require_content,
     require_exception_types,
@@ -173,6 +181,7 @@ class ToolErrorMiddleware(
         *,
         aon_error: AOnError[_C2, Exception],
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
     # A sync handler, on both paths; no exception filter.
@@ -182,6 +191,7 @@ class ToolErrorMiddleware(
         on_error: OnError[_C, Exception],
         *,
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
     # An async handler only (the sync path is a type error); no exception filter.
@@ -191,6 +201,7 @@ class ToolErrorMiddleware(
         *,
         aon_error: AOnError[_C, Exception],
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
     # The same three, for the exception types in `exceptions=`.
@@ -202,6 +213,7 @@ class ToolErrorMiddleware(
         aon_error: AOnError[_C2, _E],
         exceptions: type[_E] | tuple[type[_E], ...],
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
     @overload
@@ -211,6 +223,7 @@ class ToolErrorMiddleware(
         *,
         exceptions: type[_E] | tuple[type[_E], ...],
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
     @overload
@@ -220,6 +233,7 @@ class ToolErrorMiddleware(
         aon_error: AOnError[_C, _E],
         exceptions: type[_E] | tuple[type[_E], ...],
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
     # Ordered routes, each an `except` clause with its own exceptions, handlers and tools.
@@ -231,6 +245,7 @@ class ToolErrorMiddleware(
         self: ToolErrorMiddleware[ToolErrorContent, Exception, _M],
         *,
         routes: Sequence[Route[_M]],
+        budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
     def __init__(
@@ -241,6 +256,7 @@ class ToolErrorMiddleware(
         exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
         tools: ToolSelection | None = None,
         routes: Sequence[Route[Any]] | None = None,
+        budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None:
         """Configure which tool failures to hand back to the model, and how.
@@ -259,6 +275,9 @@ class ToolErrorMiddleware(
             routes: Instead of the four arguments above, an ordered list of `Route`s: the
                 first whose exceptions and tools match a failure handles it, as the first
                 matching `except` clause does (see `Route`).
+            budget: An `ErrorBudget`: at most so many handled failures per tool, or in
+                all, in one run of the agent; what happens then is the budget's choice.
+                `None` (the default) sets no limit.
             name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
                 Give each instance in one agent its own name.
 
@@ -272,6 +291,13 @@ class ToolErrorMiddleware(
         """
         super().__init__()
         self._name = require_name(name)
+        self._budget = require_budget(budget)
+        if self._budget is not None:
+            # The budget's hooks (a reset at the start of each run, the counting) live in a
+            # subclass: langchain adds a graph node for `before_agent` only to middleware
+            # whose class defines it, so a middleware without a budget runs as before.
+            object.__setattr__(self, "__class__", _BudgetedToolErrorMiddleware)
+            self.state_schema = BudgetState
         self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
         if routes is not None:
             reject_with_routes(
@@ -548,3 +574,135 @@ class ToolErrorMiddleware(
         if content is None:
             return None
         return self._error_message(argument, content, exc, request)
+
+    def _handle(self, exc: Exception, request: ToolCallRequest) -> ToolMessage | None:
+        """The error message for a failure on the sync path, or `None` to re-raise it."""
+        route = None if is_invalid_resume(exc) else self._route(exc, request)
+        # Every route of a sync-capable middleware has an `on_error`.
+        on_error = None if route is None else route[0]
+        if on_error is None:
+            return None
+        content = on_error(exc, request)
+        if content is None:
+            return None
+        return self._error_message("on_error", content, exc, request)
+
+
+class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
+    """A `ToolErrorMiddleware` built with `budget=`: counts handled failures per run.
+
+    `ToolErrorMiddleware.__init__` gives an instance this class when a budget is set.
+    """
+
+    @property
+    def _limits(self) -> ErrorBudget:
+        # Only __init__ makes an instance of this class, and only when a budget is set.
+        return cast("ErrorBudget", self._budget)
+
+    @override
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
+        """A new run starts from zero (resumes of an interrupt do not pass here)."""
+        return {COUNTS_KEY: RESET_UPDATE}
+
+    @override
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
+        """A new run starts from zero, on the async path."""
+        return {COUNTS_KEY: RESET_UPDATE}
+
+    def _keys(self, tool: str) -> tuple[str, str, str]:
+        prefix = f"{self._name}\x00"
+        return f"{prefix}{tool}", prefix, f"{prefix}{tool}\x00spent"
+
+    def _told(self, request: ToolCallRequest) -> ToolMessage | None:
+        """For a tool already declared unavailable in this run, that message again."""
+        if self._limits.when_spent != "tell":
+            return None
+        counts: dict[str, int] | None = request.state.get(COUNTS_KEY)
+        if not counts:
+            return None
+        tool = tool_name(request)
+        tool_key, _, spent_key = self._keys(tool)
+        if spent_key not in counts:
+            return None
+        return self._unavailable(request, tool, counts.get(tool_key, 0))
+
+    def _unavailable(self, request: ToolCallRequest, tool: str, count: int) -> ToolMessage:
+        content = self._limits.message.format(tool=tool, count=count)
+        return ToolMessage(
+            content=content, tool_call_id=request.tool_call["id"], name=tool, status="error"
+        )
+
+    def _spend(self, exc: Exception, request: ToolCallRequest) -> dict[str, int] | Command[Any]:
+        """Count this failure: the state update, or what answers it once the budget is spent."""
+        budget = self._limits
+        tool = tool_name(request)
+        tool_key, run_key, spent_key = self._keys(tool)
+        counts: dict[str, int] = request.state.get(COUNTS_KEY) or {}
+        tool_count = counts.get(tool_key, 0) + 1
+        run_count = counts.get(run_key, 0) + 1
+        increments = {tool_key: 1, run_key: 1}
+        over: tuple[int, int, Literal["tool", "run"]] | None = None
+        if budget.per_tool is not None and tool_count > budget.per_tool:
+            over = (tool_count, budget.per_tool, "tool")
+        elif budget.per_run is not None and run_count > budget.per_run:
+            over = (run_count, budget.per_run, "run")
+        if over is None:
+            return increments
+        if budget.when_spent == "stop":
+            raise ToolErrorBudgetExceeded(tool, *over) from exc
+        message = self._unavailable(request, tool, tool_count)
+        return Command(update={"messages": [message], COUNTS_KEY: {**increments, spent_key: 1}})
+
+    @override
+    def wrap_tool_call(
+        self: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """As `ToolErrorMiddleware.wrap_tool_call`, counting each handled failure."""
+        # The class __init__ chose for this instance; `self` is narrowed for the sync path.
+        budgeted = cast("_BudgetedToolErrorMiddleware[Any, Exception, SyncCapable]", self)
+        if not budgeted._sync_capable:
+            raise NotImplementedError(_ASYNC_ONLY.format(name=budgeted._name))
+        told = budgeted._told(request)
+        if told is not None:
+            return told
+        try:
+            return handler(request)
+        except GraphBubbleUp:
+            raise
+        except budgeted._exceptions as exc:
+            if is_invalid_resume(exc) or budgeted._route(exc, request) is None:
+                raise
+            spent = budgeted._spend(exc, request)
+            if isinstance(spent, Command):
+                return spent
+            message = budgeted._handle(exc, request)
+            if message is None:
+                raise
+            return Command(update={"messages": [message], COUNTS_KEY: spent})
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """As `ToolErrorMiddleware.awrap_tool_call`, counting each handled failure."""
+        told = self._told(request)
+        if told is not None:
+            return told
+        try:
+            return await handler(request)
+        except GraphBubbleUp:
+            raise
+        except self._exceptions as exc:
+            if is_invalid_resume(exc) or self._route(exc, request) is None:
+                raise
+            spent = self._spend(exc, request)
+            if isinstance(spent, Command):
+                return spent
+            message = await self._ahandle(exc, request)
+            if message is None:
+                raise
+            return Command(update={"messages": [message], COUNTS_KEY: spent})

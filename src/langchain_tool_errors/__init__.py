@@ -5,6 +5,7 @@
 skips them, by matching checks at run time.
 """
 
+from _langchain_tool_errors.budget import ErrorBudget, ToolErrorBudgetExceeded
 from _langchain_tool_errors.handler_types import (
     AOnError,
     AsyncOnly,
@@ -20,10 +21,12 @@ from _langchain_tool_errors.routes import Route
 __all__ = [
     "AOnError",
     "AsyncOnly",
+    "ErrorBudget",
     "HandlerMode",
     "OnError",
     "Route",
     "SyncCapable",
+    "ToolErrorBudgetExceeded",
     "ToolErrorContent",
     "ToolErrorMiddleware",
     "ToolSelection",

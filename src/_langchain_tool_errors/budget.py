@@ -1,0 +1,187 @@
+"""Error budgets: how many handled failures a run may have before the middleware stops it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, NotRequired
+
+from langchain.agents.middleware.types import AgentState, PrivateStateAttr
+from typing_extensions import override
+
+WhenSpent = Literal["stop", "tell"]
+
+_DEFAULT_MESSAGE = (
+    "The tool `{tool}` failed {count} times in this run and is unavailable until the run "
+    "ends. Do not call it again; answer with what you have."
+)
+
+COUNTS_KEY = "tool_error_budget_counts"
+"""The state key holding the counts of handled failures of the current run."""
+
+_RESET = "\x00reset"
+
+
+def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[str, int]:
+    """The state reducer: add each key's increments; a reset marker starts from zero.
+
+    Each failing call sends `{key: 1, ...}`; LangGraph applies every update of a step
+    through this reducer, so parallel failures in one step all count.
+    """
+    if _RESET in update:
+        return {key: value for key, value in update.items() if key != _RESET}
+    merged = dict(current or {})
+    for key, value in update.items():
+        merged[key] = merged.get(key, 0) + value
+    return merged
+
+
+RESET_UPDATE: dict[str, int] = {_RESET: 1}
+"""The update `before_agent` sends at the start of each run."""
+
+
+class BudgetState(AgentState[Any]):
+    """The agent state a budgeted middleware adds: the run's counts, checkpointed.
+
+    LangGraph takes the last callable in `Annotated` as the reducer, so it comes last.
+    """
+
+    tool_error_budget_counts: NotRequired[Annotated[dict[str, int], PrivateStateAttr, add_counts]]
+
+
+def _require_limit(argument: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = (
+            f"`{argument}` must be a positive int or None, but got {value!r} "
+            f"({type(value).__name__}). Write for example {argument}=3."
+        )
+        raise TypeError(msg)
+    if value < 1:
+        msg = (
+            f"`{argument}` must be at least 1, but got {value}: a budget of {value} would "
+            f"stop the run at its first handled failure. Write {argument}=1 or more, or "
+            "leave it None for no limit."
+        )
+        raise ValueError(msg)
+    return value
+
+
+def _require_message(message: object) -> str:
+    if not isinstance(message, str) or not message:
+        msg = (
+            f"`message` must be a non-empty str, but got {message!r}. It is what the model "
+            "reads once the budget is spent; {tool} and {count} are filled in."
+        )
+        raise TypeError(msg)
+    try:
+        message.format(tool="search", count=1)
+    except (KeyError, IndexError, ValueError) as exc:
+        msg = (
+            f"`message` {message!r} cannot be filled in: only {{tool}} and {{count}} are "
+            "given; double any other brace ({{ or }})."
+        )
+        raise ValueError(msg) from exc
+    return message
+
+
+class ErrorBudget:
+    """How many handled failures one run of the agent may have, and what happens then.
+
+    A run is one turn of the agent: from the input that starts it to its final answer,
+    resumes of its interrupts included; each new input on a thread starts from zero. The
+    counts live in the agent's state (checkpointed with it), so they survive an interrupt
+    and a resume in another process, and concurrent threads never share them.
+
+    Args:
+        per_tool: At most this many handled failures of any one tool in a run.
+        per_run: At most this many handled failures of all tools together in a run.
+        when_spent: `"stop"` (the default) raises `ToolErrorBudgetExceeded`, chained to
+            the tool's last exception, and ends the run. `"tell"` sends the model one final
+            error message saying the tool is unavailable, and answers every further call
+            to that tool in the run with it, without running the tool.
+        message: For `"tell"`, the final message; `{tool}` and `{count}` are filled in.
+
+    Raises:
+        TypeError: A limit is not an int (or is a bool), or `when_spent` or `message` has
+            the wrong type.
+        ValueError: A limit is below 1, no limit is given, or `when_spent` is unknown.
+
+    Example:
+        ```python
+        middleware = ToolErrorMiddleware(explain, budget=ErrorBudget(per_tool=3))
+        ```
+    """
+
+    __slots__ = ("message", "per_run", "per_tool", "when_spent")
+
+    per_tool: int | None
+    per_run: int | None
+    when_spent: WhenSpent
+    message: str
+
+    def __init__(
+        self,
+        *,
+        per_tool: int | None = None,
+        per_run: int | None = None,
+        when_spent: WhenSpent = "stop",
+        message: str = _DEFAULT_MESSAGE,
+    ) -> None:
+        """Set the limits; see the class docstring."""
+        self.per_tool = _require_limit("per_tool", per_tool)
+        self.per_run = _require_limit("per_run", per_run)
+        if self.per_tool is None and self.per_run is None:
+            msg = (
+                "ErrorBudget() was given no limit. Pass per_tool=, per_run= or both, "
+                "for example ErrorBudget(per_tool=3)."
+            )
+            raise ValueError(msg)
+        if when_spent not in ("stop", "tell"):
+            msg = (
+                f'`when_spent` must be "stop" or "tell", but got {when_spent!r}. "stop" ends '
+                'the run with ToolErrorBudgetExceeded; "tell" tells the model once.'
+            )
+            raise ValueError(msg)
+        self.when_spent = when_spent
+        self.message = _require_message(message)
+
+    @override
+    def __repr__(self) -> str:
+        return (
+            f"ErrorBudget(per_tool={self.per_tool}, per_run={self.per_run}, "
+            f"when_spent={self.when_spent!r})"
+        )
+
+
+class ToolErrorBudgetExceeded(Exception):
+    """A run spent its error budget: raised instead of handing one more failure back.
+
+    Chained (`__cause__`) to the tool's last exception.
+
+    Attributes:
+        tool: The tool whose failure spent the budget.
+        count: The handled failures counted, this one included.
+        limit: The limit that was exceeded.
+        scope: `"tool"` for `per_tool`, `"run"` for `per_run`.
+
+    Example:
+        ```python
+        try:
+            agent.invoke({"messages": [HumanMessage("What is the weather in Atlantis?")]})
+        except ToolErrorBudgetExceeded as spent:
+            print(f"{spent.tool} failed {spent.count} times; the limit is {spent.limit}")
+        ```
+    """
+
+    def __init__(self, tool: str, count: int, limit: int, scope: Literal["tool", "run"]) -> None:
+        """Describe the spent budget."""
+        self.tool = tool
+        self.count = count
+        self.limit = limit
+        self.scope = scope
+        where = f"of `{tool}`" if scope == "tool" else "of all tools"
+        super().__init__(
+            f"The error budget is spent: {count} failures {where} in this run, over the "
+            f"limit of {limit} ({'per_tool' if scope == 'tool' else 'per_run'}). The run "
+            f"is stopped; the last failure of `{tool}` is chained below."
+        )

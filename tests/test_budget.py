@@ -1,0 +1,307 @@
+"""Error budgets through real agents: a model that keeps calling a broken tool is stopped.
+
+The scripted model here calls the tools it is told to, turn after turn, as a model that
+does not learn from an error message would; without a budget such a run goes on until
+the recursion limit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path as FilePath
+from typing import Any
+
+import pytest
+from langchain.agents.middleware import ToolCallLimitMiddleware, ToolRetryMiddleware
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command, interrupt
+
+from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
+from langchain_tool_errors.handlers import report_type_only
+from tests._agents import PATHS, Agent, Path, call, echo_tool, failing_tool, run
+from tests._processes import run_python
+from tests.conftest import FIGURES
+
+# The classes as code that skips the type checker sees them, for the runtime checks.
+Untyped: Any = ErrorBudget
+UntypedMiddleware: Any = ToolErrorMiddleware
+
+
+def calling(plan: Callable[[int], Sequence[str]], turns: int) -> list[Any]:
+    """A script: for each of `turns` model calls, call the tools `plan(turn)` names."""
+
+    def step(turn: int) -> Callable[[Sequence[BaseMessage]], AIMessage]:
+        def reply(messages: Sequence[BaseMessage]) -> AIMessage:
+            names = plan(turn)
+            return AIMessage("", tool_calls=[call(n, f"t{turn}-{i}") for i, n in enumerate(names)])
+
+        return reply
+
+    return [step(turn) for turn in range(turns)] + [AIMessage("I give up on that tool.")]
+
+
+def agent_with(
+    tools: Sequence[BaseTool],
+    middleware: Sequence[Any],
+    script: list[Any],
+    checkpointer: InMemorySaver | None = None,
+) -> Agent:
+    # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    from langchain_tool_errors.testing import ScriptedChatModel
+
+    model = ScriptedChatModel(script=script)
+    built: Agent = create_agent(
+        model, tools=list(tools), middleware=list(middleware), checkpointer=checkpointer
+    )
+    return built
+
+
+def errors(result: dict[str, Any]) -> list[str]:
+    return [str(m.content) for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+BROKEN = failing_tool("weather", LookupError("Atlantis"))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_without_a_budget_the_model_loops_on_a_broken_tool(path: Path) -> None:
+    agent = agent_with(
+        [BROKEN], [ToolErrorMiddleware(report_type_only)], calling(lambda t: ["weather"], 12)
+    )
+
+    result = run(agent, path)
+
+    assert len(errors(result)) == 12  # every call handed back; only the script ended it
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_stop_ends_the_run_after_the_limit_with_the_tools_last_exception(path: Path) -> None:
+    error = LookupError("Atlantis")
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3))
+    agent = agent_with(
+        [failing_tool("weather", error)], [middleware], calling(lambda t: ["weather"], 12)
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    spent = raised.value
+    assert (spent.tool, spent.count, spent.limit, spent.scope) == ("weather", 4, 3, "tool")
+    assert spent.__cause__ is error
+    FIGURES.append(f"budget ({path}): a looping model stopped at failure 4 of per_tool=3")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_tell_answers_once_then_never_runs_the_tool_again_in_the_run(path: Path) -> None:
+    runs: list[str] = []
+
+    def weather(city: str = "") -> str:
+        runs.append(city)
+        raise LookupError(city)
+
+    tool = StructuredTool.from_function(weather, name="weather", description="fails")
+    budget = ErrorBudget(per_tool=2, when_spent="tell", message="`{tool}` is off ({count}).")
+    middleware = ToolErrorMiddleware(report_type_only, budget=budget)
+    agent = agent_with([tool], [middleware], calling(lambda t: ["weather"], 6))
+
+    result = run(agent, path)
+
+    assert errors(result) == [
+        "Tool `weather` failed with LookupError.",
+        "Tool `weather` failed with LookupError.",
+        "`weather` is off (3).",
+        "`weather` is off (3).",
+        "`weather` is off (3).",
+        "`weather` is off (3).",
+    ]
+    assert len(runs) == 3  # the tool ran until the budget was spent, never after
+    assert result["messages"][-1].content == "I give up on that tool."
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_budgets_per_tool_are_independent_and_successes_are_free(path: Path) -> None:
+    tools = [failing_tool("a", KeyError("a")), failing_tool("b", KeyError("b")), echo_tool()]
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))
+    plan = ["echo", "a", "echo", "b", "echo", "a", "echo", "b", "echo", "a"]
+    agent = agent_with(tools, [middleware], calling(lambda t: [plan[t]], len(plan)))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    assert (raised.value.tool, raised.value.count) == ("a", 3)  # b's two failures not counted
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_run_budget_counts_every_tool_together(path: Path) -> None:
+    tools = [failing_tool("a", KeyError("a")), failing_tool("b", KeyError("b"))]
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=3))
+    agent = agent_with(tools, [middleware], calling(lambda t: ["ab"[t % 2]], 8))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    assert (raised.value.count, raised.value.limit, raised.value.scope) == (4, 3, "run")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_fifty_parallel_failures_in_one_step_all_count(path: Path) -> None:
+    # Calls within one step all see the count from before the step, so all 50 are handled;
+    # the next failure finds all 50 counted.
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=50))
+    script = calling(lambda t: ["weather"] * 50 if t == 0 else ["weather"], 2)
+    agent = agent_with([BROKEN], [middleware], script)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    assert raised.value.count == 51
+    FIGURES.append(f"budget ({path}): 50 parallel failures in one step, 50 increments kept")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_new_run_on_the_same_thread_starts_from_zero(path: Path) -> None:
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))
+    turns = [
+        *calling(lambda t: ["weather"], 2)[:2],
+        AIMessage("first answer"),
+        *calling(lambda t: ["weather"], 2)[:2],
+        AIMessage("second answer"),
+    ]
+    agent = agent_with([BROKEN], [middleware], turns, checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "same"}}
+
+    first = run(agent, path, {"messages": [HumanMessage("weather?")]}, config)
+    second = run(agent, path, {"messages": [HumanMessage("and now?")]}, config)
+
+    assert first["messages"][-1].content == "first answer"
+    assert second["messages"][-1].content == "second answer"  # 2 more failures, not 4
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_interrupt_is_never_counted_and_the_count_survives_the_resume(path: Path) -> None:
+    def approve(action: str = "") -> str:
+        answer = interrupt({"approve": action})
+        raise PermissionError(f"{answer} may not approve")
+
+    approve_tool = StructuredTool.from_function(approve, name="approve", description="asks")
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
+    plan = ["weather", "approve", "weather"]
+    agent = agent_with(
+        [BROKEN, approve_tool],
+        [middleware],
+        calling(lambda t: [plan[t]], 3),
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "resume"}}
+
+    paused = run(agent, path, None, config)
+    assert "__interrupt__" in paused
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path, Command(resume="bob"), config)
+
+    # approve failed once (its own budget of 1: handled); weather's second failure spent its
+    # budget, counted across the interrupt; the interrupt itself was never a failure.
+    assert (raised.value.tool, raised.value.count) == ("weather", 2)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_retries_inside_count_as_one_failure(path: Path) -> None:
+    attempts: list[int] = []
+
+    def flaky(city: str = "") -> str:
+        attempts.append(1)
+        raise TimeoutError(city)
+
+    tool = StructuredTool.from_function(flaky, name="weather", description="times out")
+    middleware = [
+        ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2)),
+        ToolRetryMiddleware(max_retries=2, initial_delay=0, jitter=False, on_failure="error"),
+    ]
+    agent = agent_with([tool], middleware, calling(lambda t: ["weather"], 5))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    assert raised.value.count == 3  # three calls failed, after three attempts each
+    assert len(attempts) == 9
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tool_call_limit_and_a_budget_work_together(path: Path) -> None:
+    middleware = [
+        ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=5)),
+        ToolCallLimitMiddleware(run_limit=3, exit_behavior="continue"),
+    ]
+    agent = agent_with([BROKEN], middleware, calling(lambda t: ["weather"], 6))
+
+    result = run(agent, path)
+
+    handled = [e for e in errors(result) if e == "Tool `weather` failed with LookupError."]
+    assert len(handled) == 3  # the call limit blocks the rest before they run or count
+
+
+def test_a_run_paused_in_one_process_keeps_its_counts_when_resumed_in_another(
+    tmp_path: FilePath,
+) -> None:
+    database = str(tmp_path / "checkpoints.sqlite")
+
+    paused = run_python("-m", "tests._durable_budget", "pause", database)
+    resumed = run_python("-m", "tests._durable_budget", "resume", database)
+
+    assert paused.returncode == 0, paused.stderr
+    assert paused.stdout.strip() == "paused after 2 handled failures"
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.strip() == "stopped: weather failed 4 times, limit 3"
+    FIGURES.append("budget: counts kept across an interrupt, resumed in another process (SQLite)")
+
+
+BAD_BUDGETS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
+    "zero": (lambda: Untyped(per_tool=0), ValueError, "at least 1"),
+    "negative": (lambda: Untyped(per_run=-2), ValueError, "at least 1"),
+    "a float": (lambda: Untyped(per_tool=2.5), TypeError, "positive int"),
+    "a bool": (lambda: Untyped(per_tool=True), TypeError, "(bool)"),
+    "a str": (lambda: Untyped(per_run="3"), TypeError, "(str)"),
+    "no limit": (lambda: Untyped(), ValueError, "no limit"),
+    "an unknown when_spent": (
+        lambda: Untyped(per_tool=1, when_spent="retry"),
+        ValueError,
+        '"tell"',
+    ),
+    "an empty message": (lambda: Untyped(per_tool=1, message=""), TypeError, "non-empty str"),
+    "a message with an unknown field": (
+        lambda: Untyped(per_tool=1, message="{tool} failed {times}"),
+        ValueError,
+        "{times}",
+    ),
+    "a budget that is not an ErrorBudget": (
+        lambda: UntypedMiddleware(report_type_only, budget=3),
+        TypeError,
+        "ErrorBudget or None",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_BUDGETS)
+def test_a_wrong_budget_fails_at_construction(case: str) -> None:
+    build, error, words = BAD_BUDGETS[case]
+
+    with pytest.raises(error, match=re.escape(words)):
+        build()
+
+
+def test_without_a_budget_the_agent_graph_is_unchanged() -> None:
+    plain = agent_with([BROKEN], [ToolErrorMiddleware(report_type_only)], [])
+    budgeted = agent_with(
+        [BROKEN], [ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))], []
+    )
+
+    graph: Any = plain
+    budgeted_graph: Any = budgeted
+    assert "ToolErrorMiddleware.before_agent" not in graph.get_graph().nodes
+    assert "ToolErrorMiddleware.before_agent" in budgeted_graph.get_graph().nodes

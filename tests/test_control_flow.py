@@ -29,7 +29,7 @@ from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ValidationError
 
 from _langchain_tool_errors.control_flow import is_invalid_resume
-from langchain_tool_errors import Route, ToolErrorMiddleware
+from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
 from tests._agents import PATHS, Agent, Calls, Path, build_agent, call, rerun, run, tool_messages
 from tests._processes import run_python
 
@@ -206,6 +206,9 @@ CONFIGURATIONS: dict[str, Callable[[Calls, Scenario], ToolErrorMiddleware]] = {
     "tools= its tool": lambda r, s: ToolErrorMiddleware(r.handler, tools=[s.tool]),
     "sync + async": lambda r, s: ToolErrorMiddleware(r.handler, aon_error=r.ahandler),
     "async only": lambda r, s: ToolErrorMiddleware(aon_error=r.ahandler),
+    "budget of one failure": lambda r, s: ToolErrorMiddleware(
+        r.handler, budget=ErrorBudget(per_tool=1)
+    ),
     "routes: its tool, then a catch-all": lambda r, s: ToolErrorMiddleware(
         routes=[Route(s.exception, r.handler, tools=[s.tool]), Route(Exception, r.handler)]
     ),

@@ -20,6 +20,7 @@ from _langchain_tool_errors.scripted_model import ScriptedChatModel
 from langchain_tool_errors import (
     AOnError,
     AsyncOnly,
+    ErrorBudget,
     OnError,
     Route,
     SyncCapable,
@@ -301,3 +302,20 @@ assert_type(
 )
 routed = ToolErrorMiddleware(routes=[Route(KeyError, key_only), Route(Exception, text)])
 create_agent(model, tools=[search], middleware=[routed])
+
+
+# Error budgets: the middleware's type is unchanged by a budget.
+assert_type(
+    ToolErrorMiddleware(text, budget=ErrorBudget(per_tool=3)),
+    ToolErrorMiddleware[str, Exception, SyncCapable],
+)
+assert_type(
+    ToolErrorMiddleware(
+        aon_error=ablocks, budget=ErrorBudget(per_run=10, when_spent="tell", message="{tool}")
+    ),
+    ToolErrorMiddleware[list[ContentBlock], Exception, AsyncOnly],
+)
+assert_type(
+    ToolErrorMiddleware(routes=[Route(Exception, text)], budget=ErrorBudget(per_tool=2)),
+    ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+)

@@ -12,7 +12,7 @@ from langchain_core.messages import ContentBlock, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from langchain_tool_errors import AOnError, OnError, Route, ToolErrorMiddleware
+from langchain_tool_errors import AOnError, ErrorBudget, OnError, Route, ToolErrorMiddleware
 from langchain_tool_errors.handlers import alog_handled, log_handled, report_messages_of
 
 
@@ -121,3 +121,10 @@ def call_the_sync_path_of_routed_middleware(request: ToolCallRequest) -> None:
         routes=[Route(KeyError, on_error), Route(Exception, aon_error=aon_error)]
     )
     mixed.wrap_tool_call(request, execute)  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+
+
+# Error budgets: a limit that is not an int, an unknown choice, a budget that is not one.
+ErrorBudget(per_tool="3")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+ErrorBudget(per_run=2.5)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+ErrorBudget(per_tool=3, when_spent="retry")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+ToolErrorMiddleware(on_error, budget=3)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]

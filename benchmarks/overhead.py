@@ -43,7 +43,7 @@ from typing_extensions import override
 
 import langchain_tool_errors
 from _langchain_tool_errors.scripted_model import ScriptedChatModel
-from langchain_tool_errors import Route, ToolErrorMiddleware
+from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
 
 Result = ToolMessage | Command[Any]
 
@@ -167,6 +167,10 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
     ours_routes = ToolErrorMiddleware(
         routes=[*(Route(other, _explain) for other in others), Route(Exception, _explain)]
     )
+    ours_budget = ToolErrorMiddleware(_explain, budget=ErrorBudget(per_tool=10**9))
+    ours_tells = ToolErrorMiddleware(
+        _explain, budget=ErrorBudget(per_tool=10**9, when_spent="tell")
+    )
     loop = asyncio.new_event_loop()
     try:
         sync = _best_per_call(
@@ -182,6 +186,9 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
                 "theirs error": _loop(lambda: theirs.wrap_tool_call(REQUEST, _fail)),
                 "ours 20 routes": _loop(lambda: ours_routes.wrap_tool_call(REQUEST, _succeed)),
                 "ours 20 routes error": _loop(lambda: ours_routes.wrap_tool_call(REQUEST, _fail)),
+                "ours budget": _loop(lambda: ours_budget.wrap_tool_call(REQUEST, _succeed)),
+                "ours budget tell": _loop(lambda: ours_tells.wrap_tool_call(REQUEST, _succeed)),
+                "ours budget error": _loop(lambda: ours_budget.wrap_tool_call(REQUEST, _fail)),
             },
             number,
             rounds,
@@ -220,6 +227,21 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
         Figure(
             "handled-error path, 20 routes, the last matching",
             sync["ours 20 routes error"] * us,
+            sync["theirs error"] * us,
+        ),
+        Figure(
+            "success path with a budget: overhead",
+            (sync["ours budget"] - sync["direct"]) * us,
+            (sync["theirs"] - sync["direct"]) * us,
+        ),
+        Figure(
+            "success path with a 'tell' budget: overhead",
+            (sync["ours budget tell"] - sync["direct"]) * us,
+            (sync["theirs"] - sync["direct"]) * us,
+        ),
+        Figure(
+            "handled-error path with a budget",
+            sync["ours budget error"] * us,
             sync["theirs error"] * us,
         ),
         Figure("async success path: overhead over the bare call", *_over(asyn, "direct", us)),
@@ -564,6 +586,10 @@ def main(argv: Sequence[str] | None = None) -> int:
          by_name["handled-error path, 20 routes, the last matching"].ratio <= 1.0),
         ("async error path with 20 routes <= 1.0 x langchain's single handler",
          by_name["async handled-error path, 20 routes"].ratio <= 1.0),
+        ("success path with a budget <= 1.0 x langchain's",
+         by_name["success path with a budget: overhead"].ratio <= 1.0),
+        ("success path with a 'tell' budget <= 1.0 x langchain's",
+         by_name["success path with a 'tell' budget: overhead"].ratio <= 1.0),
         ("1,001-name filter within 1.1 x of no filter",
          extra["ours filtered/unfiltered"] <= 1.1),
         ("async success-path overhead <= 0.5 x langchain's",

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, Literal, Never, TypeAlias, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, TracePolicy, omit_payload
@@ -289,15 +289,23 @@ class ToolErrorMiddleware(
             ValueError: `exceptions`, `tools` or `routes` is empty, `exceptions` names a
                 LangGraph control-flow signal, or a route can never match.
         """
+        checked_budget = require_budget(budget)
+        if checked_budget is not None:
+            # The budget's hooks (a reset at the start of each run, the counting, and for
+            # "tell" the answers to closed tools) live in subclasses: langchain adds a graph
+            # node for `before_agent` or `after_model` only to middleware whose class defines
+            # it, so a middleware without a budget runs as before. The class is chosen
+            # before any attribute is set, so attribute access stays fast.
+            chosen = (
+                _TellingToolErrorMiddleware
+                if checked_budget.when_spent == "tell"
+                else _BudgetedToolErrorMiddleware
+            )
+            object.__setattr__(self, "__class__", chosen)
+            self.state_schema = BudgetState
         super().__init__()
         self._name = require_name(name)
-        self._budget = require_budget(budget)
-        if self._budget is not None:
-            # The budget's hooks (a reset at the start of each run, the counting) live in a
-            # subclass: langchain adds a graph node for `before_agent` only to middleware
-            # whose class defines it, so a middleware without a budget runs as before.
-            object.__setattr__(self, "__class__", _BudgetedToolErrorMiddleware)
-            self.state_schema = BudgetState
+        self._budget = checked_budget
         self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
         if routes is not None:
             reject_with_routes(
@@ -613,24 +621,9 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         prefix = f"{self._name}\x00"
         return f"{prefix}{tool}", prefix, f"{prefix}{tool}\x00spent"
 
-    def _told(self, request: ToolCallRequest) -> ToolMessage | None:
-        """For a tool already declared unavailable in this run, that message again."""
-        if self._limits.when_spent != "tell":
-            return None
-        counts: dict[str, int] | None = request.state.get(COUNTS_KEY)
-        if not counts:
-            return None
-        tool = tool_name(request)
-        tool_key, _, spent_key = self._keys(tool)
-        if spent_key not in counts:
-            return None
-        return self._unavailable(request, tool, counts.get(tool_key, 0))
-
-    def _unavailable(self, request: ToolCallRequest, tool: str, count: int) -> ToolMessage:
+    def _unavailable(self, tool_call_id: str, tool: str, count: int) -> ToolMessage:
         content = self._limits.message.format(tool=tool, count=count)
-        return ToolMessage(
-            content=content, tool_call_id=request.tool_call["id"], name=tool, status="error"
-        )
+        return ToolMessage(content=content, tool_call_id=tool_call_id, name=tool, status="error")
 
     def _spend(self, exc: Exception, request: ToolCallRequest) -> dict[str, int] | Command[Any]:
         """Count this failure: the state update, or what answers it once the budget is spent."""
@@ -650,34 +643,31 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             return increments
         if budget.when_spent == "stop":
             raise ToolErrorBudgetExceeded(tool, *over) from exc
-        message = self._unavailable(request, tool, tool_count)
+        message = self._unavailable(require_tool_call_id(request, tool, exc), tool, tool_count)
         return Command(update={"messages": [message], COUNTS_KEY: {**increments, spent_key: 1}})
 
+    # Users only ever see `ToolErrorMiddleware`'s signature (the type checkers know nothing
+    # of this class), so `self` needs no narrowing here: the base's keeps the guarantee.
     @override
     def wrap_tool_call(
-        self: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+        self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """As `ToolErrorMiddleware.wrap_tool_call`, counting each handled failure."""
-        # The class __init__ chose for this instance; `self` is narrowed for the sync path.
-        budgeted = cast("_BudgetedToolErrorMiddleware[Any, Exception, SyncCapable]", self)
-        if not budgeted._sync_capable:
-            raise NotImplementedError(_ASYNC_ONLY.format(name=budgeted._name))
-        told = budgeted._told(request)
-        if told is not None:
-            return told
+        if not self._sync_capable:
+            raise NotImplementedError(_ASYNC_ONLY.format(name=self._name))
         try:
             return handler(request)
         except GraphBubbleUp:
             raise
-        except budgeted._exceptions as exc:
-            if is_invalid_resume(exc) or budgeted._route(exc, request) is None:
+        except self._exceptions as exc:
+            if is_invalid_resume(exc) or self._route(exc, request) is None:
                 raise
-            spent = budgeted._spend(exc, request)
+            spent = self._spend(exc, request)
             if isinstance(spent, Command):
                 return spent
-            message = budgeted._handle(exc, request)
+            message = self._handle(exc, request)
             if message is None:
                 raise
             return Command(update={"messages": [message], COUNTS_KEY: spent})
@@ -689,9 +679,6 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """As `ToolErrorMiddleware.awrap_tool_call`, counting each handled failure."""
-        told = self._told(request)
-        if told is not None:
-            return told
         try:
             return await handler(request)
         except GraphBubbleUp:
@@ -706,3 +693,36 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             if message is None:
                 raise
             return Command(update={"messages": [message], COUNTS_KEY: spent})
+
+
+class _TellingToolErrorMiddleware(_BudgetedToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
+    """A budgeted middleware whose spent budget closes a tool for the rest of the run.
+
+    After each model reply, calls to a closed tool are answered with the budget's message
+    at once, so they never reach the tools node (and the tool never runs again).
+    """
+
+    def _answer_closed(self, state: Any) -> dict[str, Any] | None:
+        counts: dict[str, int] | None = state.get(COUNTS_KEY)
+        if not counts:
+            return None
+        last = state["messages"][-1]
+        if not isinstance(last, AIMessage):
+            return None
+        answers: list[ToolMessage] = []
+        for tool_call in last.tool_calls:
+            tool_key, _, spent_key = self._keys(tool_call["name"])
+            if spent_key in counts and tool_call["id"] is not None:
+                count = counts.get(tool_key, 0)
+                answers.append(self._unavailable(tool_call["id"], tool_call["name"], count))
+        return {"messages": answers} if answers else None
+
+    @override
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Answer the model's calls to tools the budget has closed in this run."""
+        return self._answer_closed(state)
+
+    @override
+    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Answer the model's calls to closed tools, on the async path."""
+        return self._answer_closed(state)

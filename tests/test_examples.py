@@ -26,6 +26,7 @@ REQUIRED_EXAMPLES = [  # the scripts the docs promise
     "safe_messages",
     "with_retry",
     "routes",
+    "budget",
 ]
 
 

@@ -1,0 +1,70 @@
+"""An error budget: a model that keeps calling a broken tool is stopped, or told once.
+
+The scripted model below does what a real model sometimes does with an error message: it
+calls the same broken tool again, turn after turn. Without a budget the run goes on until
+the script ends (with a real model: until langchain's recursion limit of 9,999 steps).
+
+Run: `.venv/bin/python examples/budget.py`
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+# pyright strict reports create_agent as partially unknown: its `checkpointer` parameter
+# leaves the type parameter of langgraph's BaseCheckpointSaver unset (README, Type checking).
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain.agents.middleware.types import InputAgentState
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable
+from langchain_core.tools import tool
+
+from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import ScriptedChatModel, transcript
+
+
+@tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    raise ConnectionError("weather service unreachable")
+
+
+def call_weather_again(messages: Sequence[BaseMessage]) -> AIMessage:
+    """The model's reply: try the weather tool once more."""
+    turn = sum(isinstance(message, AIMessage) for message in messages)
+    return AIMessage(
+        "", tool_calls=[{"name": "weather", "args": {"city": "Oslo"}, "id": f"c{turn}"}]
+    )
+
+
+def build_agent(middleware: ToolErrorMiddleware) -> Runnable[InputAgentState, dict[str, Any]]:
+    """An agent whose model calls `weather` six times, then gives up."""
+    script = [call_weather_again] * 6 + [AIMessage("I cannot get the weather right now.")]
+    model = ScriptedChatModel(script=script)
+    return create_agent(model, tools=[weather], middleware=[middleware])
+
+
+def ask(agent: Runnable[InputAgentState, dict[str, Any]]) -> None:
+    """Ask for the weather and print the conversation, or how the run was stopped."""
+    try:
+        result = agent.invoke({"messages": [HumanMessage("Weather in Oslo?")]})
+    except ToolErrorBudgetExceeded as spent:
+        print(f"stopped: {spent}")
+        print(f"  caused by: {spent.__cause__!r}")
+    else:
+        print(transcript(result["messages"]))
+
+
+print("No budget: every failure goes back to the model, which tries again.")
+ask(build_agent(ToolErrorMiddleware(report_type_only)))
+
+print()
+print("budget=ErrorBudget(per_tool=2): the third failure stops the run.")
+ask(build_agent(ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))))
+
+print()
+print('when_spent="tell": the model is told once; the tool never runs again in the run.')
+tell = ErrorBudget(per_tool=2, when_spent="tell")
+ask(build_agent(ToolErrorMiddleware(report_type_only, budget=tell)))

@@ -191,6 +191,23 @@ async def test_routes_never_see_an_interrupt_or_an_invalid_resume_value(
     assert handler_calls(server) == before  # neither the pause nor the bad value was routed
 
 
+@pytest.mark.asyncio
+async def test_fifty_concurrent_threads_each_spend_their_own_error_budget(api: Api) -> None:
+    async def one(index: int) -> list[str]:
+        thread = await api.new_thread()
+        state = await api.wait(thread, "budgeted", input=ask(f"lookup missing-b{index}"))
+        return [m["content"] for m in tool_messages(state)]
+
+    results = await asyncio.gather(*(one(index) for index in range(50)))
+
+    for index, contents in enumerate(results):
+        handled = [
+            f"No record 'missing-b{index}' (call call-missing-b{index}-{t})." for t in (0, 1)
+        ]
+        assert contents == [*handled, *["`lookup` is closed (3)."] * 3], contents
+    FIGURES.append("LangGraph server: 50 concurrent threads, each its own error budget")
+
+
 def test_a_failing_test_still_stops_the_server_and_leaves_no_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

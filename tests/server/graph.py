@@ -15,6 +15,10 @@ calls that tool, then answers with what the tool returned. The tools:
 ordered routes: `KeyError` from `lookup`, then `TimeoutError`, then `ValidationError` from
 `approve_refund`, then a catch-all fallback.
 
+`budgeted` has a model that calls the tool the user named again and again, with an error
+budget of two failures per tool that then tells the model once; every later call in the
+run gets that message without the tool running.
+
 Every handler call is appended to the file named by `TOOL_ERRORS_HANDLER_LOG`, so the test
 can tell whether the handler ran.
 """
@@ -38,7 +42,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import interrupt
 from pydantic import BaseModel, ValidationError
 
-from langchain_tool_errors import Route, ToolErrorMiddleware
+from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
 from langchain_tool_errors.testing import ScriptedChatModel
 
 
@@ -166,3 +170,23 @@ def build_routed_agent() -> Runnable[InputAgentState, dict[str, Any]]:
 
 
 routed = build_routed_agent()
+
+
+def call_the_named_tool_again(messages: Sequence[BaseMessage]) -> AIMessage:
+    """Every model reply: call the tool the user named, as a model that does not give up."""
+    reply = call_the_named_tool(messages)
+    turn = sum(isinstance(m, AIMessage) for m in messages)
+    reply.tool_calls[0]["id"] = f"{reply.tool_calls[0]['id']}-{turn}"
+    return reply
+
+
+def build_budgeted_agent() -> Runnable[InputAgentState, dict[str, Any]]:
+    """The served agent whose model loops on a failing tool, with an error budget."""
+    script: list[Any] = [call_the_named_tool_again] * 5 + [answer_with_the_result]
+    model = ScriptedChatModel(script=script)
+    budget = ErrorBudget(per_tool=2, when_spent="tell", message="`{tool}` is closed ({count}).")
+    middleware = ToolErrorMiddleware(aon_error=explain_missing, exceptions=KeyError, budget=budget)
+    return create_agent(model, tools=[lookup], middleware=[middleware])
+
+
+budgeted = build_budgeted_agent()

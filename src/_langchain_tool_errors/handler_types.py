@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import TypeAlias, final
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeAlias, final
 
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -134,3 +134,15 @@ Example:
     middleware = ToolErrorMiddleware(explain, tools=selected)
     ```
 """
+
+
+StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]
+"""A sync handler as the implementation stores it (not public): any exception, any result.
+
+The overloads of `ToolErrorMiddleware` and `Route` tie a handler to its exceptions and
+content; their shared implementation cannot name those types, and what a handler returns
+is checked at run time before anything reaches the model.
+"""
+
+StoredAsyncHandler: TypeAlias = Callable[[Any, ToolCallRequest], Awaitable[object]]
+"""An async handler as the implementation stores it (not public); see `StoredHandler`."""

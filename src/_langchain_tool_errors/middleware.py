@@ -39,6 +39,8 @@ from _langchain_tool_errors.handler_types import (
     AsyncOnly,
     HandlerMode,
     OnError,
+    StoredAsyncHandler,
+    StoredHandler,
     SyncCapable,
     ToolErrorContent,
     ToolSelection,
@@ -57,13 +59,9 @@ _E = TypeVar("_E", bound=Exception)
 _M = TypeVar("_M", bound=HandlerMode)
 
 
-_StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]
-_StoredAsyncHandler: TypeAlias = Callable[[Any, ToolCallRequest], Awaitable[object]]
-# The implementation takes handlers that accept `Any` exception: the `except` clause only
-# lets through instances of `exceptions`, which the overloads tie to the handler's exception
-# type, but no checker can relate a runtime tuple of types to that type parameter. What a
-# handler returns is checked at run time before anything reaches the model.
-
+# A route's handlers as the hooks call them: with `Any` exception, since the `except`
+# clause only lets through instances of the route's `exceptions`, which the overloads tie to
+# the handler's exception type (see `StoredHandler`).
 _Handlers: TypeAlias = tuple["OnError[Any, Any] | None", "AOnError[Any, Any] | None"]
 _Compiled: TypeAlias = tuple[
     tuple[type[Exception], ...],
@@ -250,9 +248,9 @@ class ToolErrorMiddleware(
     ) -> None: ...
     def __init__(
         self,
-        on_error: _StoredHandler | None = None,
+        on_error: StoredHandler | None = None,
         *,
-        aon_error: _StoredAsyncHandler | None = None,
+        aon_error: StoredAsyncHandler | None = None,
         exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
         tools: ToolSelection | None = None,
         routes: Sequence[Route[Any]] | None = None,
@@ -446,7 +444,12 @@ class ToolErrorMiddleware(
         )
 
     def _route(self, exc: Exception, request: ToolCallRequest) -> _Handlers | None:
-        """The handlers of the first route that matches this failure, or `None`."""
+        """The handlers of the first route that matches this failure, or `None` to re-raise.
+
+        An invalid resume value is never routed: the human, not the model, must answer it.
+        """
+        if is_invalid_resume(exc):
+            return None
         name = tool_name(request)
         cache = self._cache
         if cache is None:
@@ -516,15 +519,10 @@ class ToolErrorMiddleware(
         except GraphBubbleUp:
             raise
         except self._exceptions as exc:
-            route = None if is_invalid_resume(exc) else self._route(exc, request)
-            # Every route of a sync-capable middleware has an `on_error`.
-            on_error = None if route is None else route[0]
-            if on_error is None:
+            message = self._handle(exc, request, self._route(exc, request))
+            if message is None:
                 raise
-            content = on_error(exc, request)
-            if content is None:
-                raise
-            return self._error_message("on_error", content, exc, request)
+            return message
 
     @override
     async def awrap_tool_call(
@@ -561,14 +559,15 @@ class ToolErrorMiddleware(
         except GraphBubbleUp:
             raise
         except self._exceptions as exc:
-            message = await self._ahandle(exc, request)
+            message = await self._ahandle(exc, request, self._route(exc, request))
             if message is None:
                 raise
             return message
 
-    async def _ahandle(self, exc: Exception, request: ToolCallRequest) -> ToolMessage | None:
+    async def _ahandle(
+        self, exc: Exception, request: ToolCallRequest, route: _Handlers | None
+    ) -> ToolMessage | None:
         """The error message for a failure on the async path, or `None` to re-raise it."""
-        route = None if is_invalid_resume(exc) else self._route(exc, request)
         if route is None:
             return None
         on_error, aon_error = route
@@ -583,9 +582,10 @@ class ToolErrorMiddleware(
             return None
         return self._error_message(argument, content, exc, request)
 
-    def _handle(self, exc: Exception, request: ToolCallRequest) -> ToolMessage | None:
+    def _handle(
+        self, exc: Exception, request: ToolCallRequest, route: _Handlers | None
+    ) -> ToolMessage | None:
         """The error message for a failure on the sync path, or `None` to re-raise it."""
-        route = None if is_invalid_resume(exc) else self._route(exc, request)
         # Every route of a sync-capable middleware has an `on_error`.
         on_error = None if route is None else route[0]
         if on_error is None:
@@ -662,12 +662,13 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         except GraphBubbleUp:
             raise
         except self._exceptions as exc:
-            if is_invalid_resume(exc) or self._route(exc, request) is None:
+            route = self._route(exc, request)
+            if route is None:
                 raise
             spent = self._spend(exc, request)
             if isinstance(spent, Command):
                 return spent
-            message = self._handle(exc, request)
+            message = self._handle(exc, request, route)
             if message is None:
                 raise
             return Command(update={"messages": [message], COUNTS_KEY: spent})
@@ -684,12 +685,13 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         except GraphBubbleUp:
             raise
         except self._exceptions as exc:
-            if is_invalid_resume(exc) or self._route(exc, request) is None:
+            route = self._route(exc, request)
+            if route is None:
                 raise
             spent = self._spend(exc, request)
             if isinstance(spent, Command):
                 return spent
-            message = await self._ahandle(exc, request)
+            message = await self._ahandle(exc, request, route)
             if message is None:
                 raise
             return Command(update={"messages": [message], COUNTS_KEY: spent})

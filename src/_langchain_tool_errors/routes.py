@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Generic, Never, TypeAlias, cast, overload
+from typing import Any, Generic, Never, cast, overload
 
-from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypeIs, TypeVar, override
 
 from _langchain_tool_errors.checks import (
@@ -20,6 +18,8 @@ from _langchain_tool_errors.handler_types import (
     AsyncOnly,
     HandlerMode,
     OnError,
+    StoredAsyncHandler,
+    StoredHandler,
     SyncCapable,
     ToolErrorContent,
     ToolSelection,
@@ -32,9 +32,6 @@ _C2 = TypeVar("_C2", bound=ToolErrorContent)
 _E = TypeVar("_E", bound=Exception)
 _E1 = TypeVar("_E1", bound=Exception)
 _E2 = TypeVar("_E2", bound=Exception)
-
-_StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]
-_StoredAsyncHandler: TypeAlias = Callable[[Any, ToolCallRequest], Awaitable[object]]
 
 
 class Route(Generic[_ModeT_co]):
@@ -131,9 +128,9 @@ class Route(Generic[_ModeT_co]):
     def __init__(
         self,
         exceptions: type[Exception] | tuple[type[Exception], ...],
-        on_error: _StoredHandler | None = None,
+        on_error: StoredHandler | None = None,
         *,
-        aon_error: _StoredAsyncHandler | None = None,
+        aon_error: StoredAsyncHandler | None = None,
         tools: ToolSelection | None = None,
     ) -> None:
         """Catch `exceptions` (from `tools`, if given) and hand them to the handlers.

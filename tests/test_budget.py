@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path as FilePath
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain.agents.middleware import ToolCallLimitMiddleware, ToolRetryMiddleware
@@ -18,9 +18,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
-from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
+from langchain_tool_errors import ErrorBudget, Route, ToolErrorBudgetExceeded, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
 from tests._agents import PATHS, Agent, Path, call, echo_tool, failing_tool, run
 from tests._processes import run_python
@@ -165,6 +166,35 @@ def test_fifty_parallel_failures_in_one_step_all_count(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_tell_closes_a_tool_from_the_reply_after_the_failure_over_the_limit(path: Path) -> None:
+    # per_tool=2. Step 1: three parallel failures, each checked against 0: all handled.
+    # Step 2: two parallel calls run (the tool is not closed yet), each fails over the
+    # limit and is answered with the final message. Step 3: answered without running.
+    runs: list[str] = []
+
+    def weather(city: str = "") -> str:
+        runs.append(city)
+        raise LookupError(city)
+
+    tool = StructuredTool.from_function(weather, name="weather", description="fails")
+    budget = ErrorBudget(per_tool=2, when_spent="tell", message="`{tool}` is off ({count}).")
+    sizes = [3, 2, 1]
+    agent = agent_with(
+        [tool],
+        [ToolErrorMiddleware(report_type_only, budget=budget)],
+        calling(lambda t: ["weather"] * sizes[t], len(sizes)),
+    )
+
+    result = run(agent, path)
+
+    handled = "Tool `weather` failed with LookupError."
+    assert errors(result) == [handled] * 3 + ["`weather` is off (4)."] * 2 + [
+        "`weather` is off (5)."
+    ]
+    assert len(runs) == 5
+
+
+@pytest.mark.parametrize("path", PATHS)
 def test_a_new_run_on_the_same_thread_starts_from_zero(path: Path) -> None:
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))
     turns = [
@@ -244,6 +274,157 @@ def test_a_tool_call_limit_and_a_budget_work_together(path: Path) -> None:
 
     handled = [e for e in errors(result) if e == "Tool `weather` failed with LookupError."]
     assert len(handled) == 3  # the call limit blocks the rest before they run or count
+
+
+def alternating(name: str, *errors: Exception) -> BaseTool:
+    """A tool that raises each of `errors` in turn, one per call."""
+    calls: list[int] = []
+
+    def run_tool(query: str = "") -> str:
+        calls.append(1)
+        raise errors[(len(calls) - 1) % len(errors)]
+
+    return StructuredTool.from_function(run_tool, name=name, description=f"{name} (fails)")
+
+
+def explain_outage(exc: ConnectionError, request: ToolCallRequest) -> str:
+    return f"`{request.tool_call['name']}` is unreachable; try again later."
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_route_budget_counts_only_the_failures_its_route_handles(path: Path) -> None:
+    # Outages have a budget of 2 per tool; other failures none. The tool alternates
+    # KeyError and ConnectionError, so its third outage (its sixth failure) stops the run.
+    error = ConnectionError("down")
+    tool = alternating("lookup", KeyError("id"), error)
+    routes = [
+        Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=2)),
+        Route(Exception, report_type_only),
+    ]
+    agent = agent_with(
+        [tool], [ToolErrorMiddleware(routes=routes)], calling(lambda t: ["lookup"], 9)
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    spent = raised.value
+    assert (spent.tool, spent.count, spent.limit, spent.scope) == ("lookup", 3, 2, "tool")
+    assert spent.route == 0
+    assert spent.__cause__ is error
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_routes_without_a_budget_loop_freely_beside_one_with(path: Path) -> None:
+    tools = [failing_tool("lookup", KeyError("id")), failing_tool("fetch", ConnectionError("down"))]
+    routes = [
+        Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=1, when_spent="tell")),
+        Route(Exception, report_type_only),
+    ]
+    agent = agent_with(
+        tools, [ToolErrorMiddleware(routes=routes)], calling(lambda t: ["lookup", "fetch"], 4)
+    )
+
+    result = run(agent, path)
+
+    texts = errors(result)
+    assert texts.count("Tool `lookup` failed with KeyError.") == 4  # never counted
+    assert texts.count("`fetch` is unreachable; try again later.") == 1
+    closed = [t for t in texts if t.startswith("The tool `fetch` failed 2 times")]
+    assert len(closed) == 3  # told once, then answered without running, twice
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_route_budget_and_the_middleware_budget_both_count(path: Path) -> None:
+    # The middleware allows 3 failures in the run, whatever their route; the outage route
+    # allows 5 of its own. Failures of both routes spend the middleware's budget first.
+    tool = alternating("lookup", KeyError("id"), ConnectionError("down"))
+    routes = [
+        Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=5)),
+        Route(Exception, report_type_only),
+    ]
+    middleware = ToolErrorMiddleware(routes=routes, budget=ErrorBudget(per_run=3))
+    agent = agent_with([tool], [middleware], calling(lambda t: ["lookup"], 9))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    spent = raised.value
+    assert (spent.count, spent.limit, spent.scope, spent.route) == (4, 3, "run", None)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_first_budget_spent_decides_even_when_it_is_the_routes(path: Path) -> None:
+    tool = failing_tool("lookup", ConnectionError("down"))
+    routes = [Route(ConnectionError, explain_outage, budget=ErrorBudget(per_run=2))]
+    middleware = ToolErrorMiddleware(routes=routes, budget=ErrorBudget(per_tool=10))
+    agent = agent_with([tool], [middleware], calling(lambda t: ["lookup"], 9))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    spent = raised.value
+    assert (spent.count, spent.limit, spent.scope, spent.route) == (3, 2, "run", 0)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_each_route_keeps_its_own_count_for_the_same_tool(path: Path) -> None:
+    # Two routes, each with a budget of 2, for two kinds of failure of one tool: four
+    # failures are handled (two of each), the fifth (a third KeyError) stops the run.
+    tool = alternating("lookup", KeyError("id"), ConnectionError("down"))
+    routes = [
+        Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=2)),
+        Route(KeyError, report_type_only, budget=ErrorBudget(per_tool=2)),
+    ]
+    agent = agent_with(
+        [tool], [ToolErrorMiddleware(routes=routes)], calling(lambda t: ["lookup"], 9)
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    assert (raised.value.count, raised.value.route) == (3, 1)
+    assert isinstance(raised.value.__cause__, KeyError)
+
+
+def test_only_budgeted_routes_add_the_budget_hooks() -> None:
+    plain = ToolErrorMiddleware(routes=[Route(Exception, report_type_only)])
+    counted = ToolErrorMiddleware(
+        routes=[Route(Exception, report_type_only, budget=ErrorBudget(per_tool=1))]
+    )
+    telling = ToolErrorMiddleware(
+        routes=[
+            Route(KeyError, report_type_only),
+            Route(Exception, report_type_only, budget=ErrorBudget(per_tool=1, when_spent="tell")),
+        ]
+    )
+
+    nodes = [
+        set(cast("Any", agent_with([BROKEN], [m], [])).get_graph().nodes)
+        for m in (plain, counted, telling)
+    ]
+
+    assert not any(node.startswith("ToolErrorMiddleware.") for node in nodes[0])
+    assert "ToolErrorMiddleware.before_agent" in nodes[1]
+    assert "ToolErrorMiddleware.after_model" not in nodes[1]
+    assert {"ToolErrorMiddleware.before_agent", "ToolErrorMiddleware.after_model"} <= nodes[2]
+
+
+def test_the_repr_shows_each_budget() -> None:
+    route = Route(KeyError, report_type_only, budget=ErrorBudget(per_tool=2))
+    middleware = ToolErrorMiddleware(routes=[route], budget=ErrorBudget(per_run=4))
+
+    assert "budget=ErrorBudget(per_tool=2, per_run=None" in repr(route)
+    assert "budget=ErrorBudget(per_tool=None, per_run=4" in repr(middleware)
+    assert "budget" not in repr(Route(KeyError, report_type_only))
+    assert "budget" not in repr(ToolErrorMiddleware(report_type_only))
+
+
+def test_a_route_budget_that_is_not_an_error_budget_fails_at_construction() -> None:
+    untyped_route: Any = Route
+
+    with pytest.raises(TypeError, match=re.escape("ErrorBudget or None")):
+        untyped_route(Exception, report_type_only, budget={"per_tool": 3})
 
 
 def test_a_run_paused_in_one_process_keeps_its_counts_when_resumed_in_another(

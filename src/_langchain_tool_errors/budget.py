@@ -163,6 +163,8 @@ class ToolErrorBudgetExceeded(Exception):
         count: The handled failures counted, this one included.
         limit: The limit that was exceeded.
         scope: `"tool"` for `per_tool`, `"run"` for `per_run`.
+        route: The position in `routes=` of the route whose own budget was spent, or
+            `None` when it was the middleware's `budget=`.
 
     Example:
         ```python
@@ -173,15 +175,27 @@ class ToolErrorBudgetExceeded(Exception):
         ```
     """
 
-    def __init__(self, tool: str, count: int, limit: int, scope: Literal["tool", "run"]) -> None:
+    def __init__(
+        self,
+        tool: str,
+        count: int,
+        limit: int,
+        scope: Literal["tool", "run"],
+        *,
+        route: int | None = None,
+    ) -> None:
         """Describe the spent budget."""
         self.tool = tool
         self.count = count
         self.limit = limit
         self.scope = scope
+        self.route = route
         where = f"of `{tool}`" if scope == "tool" else "of all tools"
+        if route is not None:
+            where += f" handled by routes[{route}]"
+        owner = "The error budget" if route is None else f"The budget of routes[{route}]"
         super().__init__(
-            f"The error budget is spent: {count} failures {where} in this run, over the "
+            f"{owner} is spent: {count} failures {where} in this run, over the "
             f"limit of {limit} ({'per_tool' if scope == 'tool' else 'per_run'}). The run "
             f"is stopped; the last failure of `{tool}` is chained below."
         )

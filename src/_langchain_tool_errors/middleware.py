@@ -59,16 +59,16 @@ _E = TypeVar("_E", bound=Exception)
 _M = TypeVar("_M", bound=HandlerMode)
 
 
-# A route's handlers as the hooks call them: with `Any` exception, since the `except`
-# clause only lets through instances of the route's `exceptions`, which the overloads tie to
-# the handler's exception type (see `StoredHandler`).
-_Handlers: TypeAlias = tuple["OnError[Any, Any] | None", "AOnError[Any, Any] | None"]
-_Compiled: TypeAlias = tuple[
-    tuple[type[Exception], ...],
-    frozenset[str] | None,
-    "OnError[Any, Any] | None",
-    "AOnError[Any, Any] | None",
-]
+# A route's handlers as the hooks call them, and the route's position: with `Any`
+# exception, since the `except` clause only lets through instances of the route's
+# `exceptions`, which the overloads tie to the handler's exception type (see
+# `StoredHandler`). The position finds the budgets that count the route's failures.
+_Handlers: TypeAlias = tuple["OnError[Any, Any] | None", "AOnError[Any, Any] | None", int]
+_Compiled: TypeAlias = tuple[tuple[type[Exception], ...], frozenset[str] | None, _Handlers]
+# The budgets that count one route's failures, each with the prefix of its state keys and
+# the position of the route it belongs to (`None` for the middleware's): the route's own
+# first, then the middleware's.
+_Plan: TypeAlias = tuple[tuple[ErrorBudget, str, "int | None"], ...]
 
 
 def _compile(routes: tuple[Route[Any], ...]) -> tuple[_Compiled, ...]:
@@ -80,19 +80,42 @@ def _compile(routes: tuple[Route[Any], ...]) -> tuple[_Compiled, ...]:
         (
             route.exceptions,
             route.selected_tools,
-            cast("OnError[Any, Any] | None", route.on_error),  # see the comment above
-            cast("AOnError[Any, Any] | None", route.aon_error),  # see the comment above
+            (
+                cast("OnError[Any, Any] | None", route.on_error),  # see the comment above
+                cast("AOnError[Any, Any] | None", route.aon_error),  # see the comment above
+                index,
+            ),
         )
-        for route in routes
+        for index, route in enumerate(routes)
     )
 
 
 def _first_match(compiled: tuple[_Compiled, ...], exc: Exception, name: str) -> _Handlers | None:
     """The handlers of the first compiled route that matches, as an `except` clause would."""
-    for exceptions, names, on_error, aon_error in compiled:
+    for exceptions, names, handlers in compiled:
         if isinstance(exc, exceptions) and (names is None or name in names):
-            return on_error, aon_error
+            return handlers
     return None
+
+
+def _plans(
+    name: str, budget: ErrorBudget | None, routes: tuple[Route[Any], ...]
+) -> tuple[_Plan, ...]:
+    """For each route, the budgets that count its failures, with their state-key prefixes.
+
+    The keys of one middleware start with its name, which is unique in an agent, so two
+    budgeted middleware never share a count.
+    """
+    shared: _Plan = () if budget is None else ((budget, f"{name}\x00", None),)
+    return tuple(
+        (
+            ((route.budget, f"{name}\x00routes[{index}]\x00", index),)
+            if route.budget is not None
+            else ()
+        )
+        + shared
+        for index, route in enumerate(routes)
+    )
 
 
 _CACHE_SIZE = 1024
@@ -119,6 +142,15 @@ _ASYNC_ONLY = (
 
 
 _ERROR_TEMPLATE = ToolMessage(content="", tool_call_id="template", status="error")
+
+_SPENT = "\x00spent"
+"""The end of the state key that marks a tool closed by a "tell" budget for the run."""
+
+
+def _unavailable(budget: ErrorBudget, tool_call_id: str, tool: str, count: int) -> ToolMessage:
+    """The message a "tell" budget answers a closed tool's calls with."""
+    content = budget.message.format(tool=tool, count=count)
+    return ToolMessage(content=content, tool_call_id=tool_call_id, name=tool, status="error")
 
 
 def tool_name(request: ToolCallRequest) -> str:
@@ -275,7 +307,8 @@ class ToolErrorMiddleware(
                 matching `except` clause does (see `Route`).
             budget: An `ErrorBudget`: at most so many handled failures per tool, or in
                 all, in one run of the agent; what happens then is the budget's choice.
-                `None` (the default) sets no limit.
+                It counts every failure handed back, whatever its route (a `Route` may
+                have a budget of its own too). `None` (the default) sets no limit.
             name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
                 Give each instance in one agent its own name.
 
@@ -288,30 +321,30 @@ class ToolErrorMiddleware(
                 LangGraph control-flow signal, or a route can never match.
         """
         checked_budget = require_budget(budget)
-        if checked_budget is not None:
-            # The budget's hooks (a reset at the start of each run, the counting, and for
+        if routes is not None:
+            reject_with_routes(
+                on_error=on_error, aon_error=aon_error, exceptions=exceptions, tools=tools
+            )
+            checked_routes = require_routes(routes)
+        else:
+            checked_routes = ()
+        budgets = [checked_budget, *(route.budget for route in checked_routes)]
+        if any(budgets):
+            # The budgets' hooks (a reset at the start of each run, the counting, and for
             # "tell" the answers to closed tools) live in subclasses: langchain adds a graph
             # node for `before_agent` or `after_model` only to middleware whose class defines
             # it, so a middleware without a budget runs as before. The class is chosen
             # before any attribute is set, so attribute access stays fast.
-            chosen = (
-                _TellingToolErrorMiddleware
-                if checked_budget.when_spent == "tell"
-                else _BudgetedToolErrorMiddleware
-            )
+            telling = any(spent.when_spent == "tell" for spent in budgets if spent)
+            chosen = _TellingToolErrorMiddleware if telling else _BudgetedToolErrorMiddleware
             object.__setattr__(self, "__class__", chosen)
             self.state_schema = BudgetState
         super().__init__()
         self._name = require_name(name)
         self._budget = checked_budget
         self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
-        if routes is not None:
-            reject_with_routes(
-                on_error=on_error, aon_error=aon_error, exceptions=exceptions, tools=tools
-            )
-            self._routes = require_routes(routes)
-            self._compiled = _compile(self._routes)
-            self._cache = _cache_for(self._routes)
+        if checked_routes:
+            self._set_routes(checked_routes)
             self._sync_capable = all(route.on_error is not None for route in self._routes)
             self._on_error = None
             self._aon_error = None
@@ -338,9 +371,22 @@ class ToolErrorMiddleware(
         # The same configuration as one route, so that the hooks route every failure alike.
         # Its arguments were checked above and are typed `Any` for the overloads' sake.
         given: Any = (exceptions, on_error, aon_error, tools)
-        self._routes = (Route(given[0], given[1], aon_error=given[2], tools=given[3]),)
-        self._compiled = _compile(self._routes)
-        self._cache = _cache_for(self._routes)
+        self._set_routes((Route(given[0], given[1], aon_error=given[2], tools=given[3]),))
+
+    def _set_routes(self, routes: tuple[Route[Any], ...]) -> None:
+        """Keep the checked routes, and the forms the hooks read them in after a failure."""
+        self._routes = routes
+        self._compiled = _compile(routes)
+        self._cache = _cache_for(routes)
+        self._plans = _plans(self._name, self._budget, routes)
+        self._telling = tuple(
+            dict.fromkeys(
+                (budget, prefix)
+                for plan in self._plans
+                for budget, prefix, _ in plan
+                if budget.when_spent == "tell"
+            )
+        )
 
     @property
     @override
@@ -432,15 +478,32 @@ class ToolErrorMiddleware(
         """
         return self._routes
 
+    @property
+    def budget(self) -> ErrorBudget | None:
+        """The middleware's error budget, counting every failure it hands back, or `None`.
+
+        Read-only. Routes may have budgets of their own (see `Route.budget`).
+
+        Example:
+            ```python
+            middleware = ToolErrorMiddleware(explain, budget=ErrorBudget(per_run=5))
+            assert middleware.budget is not None and middleware.budget.per_run == 5
+            ```
+        """
+        return self._budget
+
     @override
     def __repr__(self) -> str:
+        budget = "" if self._budget is None else f"budget={self._budget!r}, "
         if self._on_error is None and self._aon_error is None:
-            return f"ToolErrorMiddleware(routes={list(self._routes)!r}, name={self._name!r})"
+            return (
+                f"ToolErrorMiddleware(routes={list(self._routes)!r}, {budget}name={self._name!r})"
+            )
         tools = None if self._tool_names is None else sorted(self._tool_names)
         exceptions = tuple(exc.__name__ for exc in self._exceptions)
         return (
             f"ToolErrorMiddleware(on_error={self._on_error!r}, aon_error={self._aon_error!r}, "
-            f"exceptions={exceptions}, tools={tools}, name={self._name!r})"
+            f"exceptions={exceptions}, tools={tools}, {budget}name={self._name!r})"
         )
 
     def _route(self, exc: Exception, request: ToolCallRequest) -> _Handlers | None:
@@ -570,7 +633,7 @@ class ToolErrorMiddleware(
         """The error message for a failure on the async path, or `None` to re-raise it."""
         if route is None:
             return None
-        on_error, aon_error = route
+        on_error, aon_error, _ = route
         if aon_error is not None:
             argument = "aon_error"
             content = await require_awaitable(aon_error(exc, request), exc)
@@ -602,11 +665,6 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     `ToolErrorMiddleware.__init__` gives an instance this class when a budget is set.
     """
 
-    @property
-    def _limits(self) -> ErrorBudget:
-        # Only __init__ makes an instance of this class, and only when a budget is set.
-        return cast("ErrorBudget", self._budget)
-
     @override
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
         """A new run starts from zero (resumes of an interrupt do not pass here)."""
@@ -617,34 +675,41 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """A new run starts from zero, on the async path."""
         return {COUNTS_KEY: RESET_UPDATE}
 
-    def _keys(self, tool: str) -> tuple[str, str, str]:
-        prefix = f"{self._name}\x00"
-        return f"{prefix}{tool}", prefix, f"{prefix}{tool}\x00spent"
+    def _spend(
+        self, exc: Exception, request: ToolCallRequest, route: int
+    ) -> dict[str, int] | Command[Any] | None:
+        """Count this failure against the budgets of its route and of the middleware.
 
-    def _unavailable(self, tool_call_id: str, tool: str, count: int) -> ToolMessage:
-        content = self._limits.message.format(tool=tool, count=count)
-        return ToolMessage(content=content, tool_call_id=tool_call_id, name=tool, status="error")
-
-    def _spend(self, exc: Exception, request: ToolCallRequest) -> dict[str, int] | Command[Any]:
-        """Count this failure: the state update, or what answers it once the budget is spent."""
-        budget = self._limits
+        Returns the state update, or what answers the call once a budget is spent ("tell"),
+        or `None` when no budget counts this route's failures.
+        """
+        plan = self._plans[route]
+        if not plan:
+            return None
         tool = tool_name(request)
-        tool_key, run_key, spent_key = self._keys(tool)
         counts: dict[str, int] = request.state.get(COUNTS_KEY) or {}
-        tool_count = counts.get(tool_key, 0) + 1
-        run_count = counts.get(run_key, 0) + 1
-        increments = {tool_key: 1, run_key: 1}
-        over: tuple[int, int, Literal["tool", "run"]] | None = None
-        if budget.per_tool is not None and tool_count > budget.per_tool:
-            over = (tool_count, budget.per_tool, "tool")
-        elif budget.per_run is not None and run_count > budget.per_run:
-            over = (run_count, budget.per_run, "run")
+        increments: dict[str, int] = {}
+        over: tuple[ErrorBudget, str, int | None, int, int, Literal["tool", "run"]] | None = None
+        for budget, prefix, owner in plan:
+            tool_key = f"{prefix}{tool}"
+            tool_count = counts.get(tool_key, 0) + 1
+            run_count = counts.get(prefix, 0) + 1
+            increments[tool_key] = increments[prefix] = 1
+            if over is not None:
+                continue
+            if budget.per_tool is not None and tool_count > budget.per_tool:
+                over = (budget, prefix, owner, tool_count, budget.per_tool, "tool")
+            elif budget.per_run is not None and run_count > budget.per_run:
+                over = (budget, prefix, owner, run_count, budget.per_run, "run")
         if over is None:
             return increments
+        budget, prefix, owner, count, limit, scope = over
         if budget.when_spent == "stop":
-            raise ToolErrorBudgetExceeded(tool, *over) from exc
-        message = self._unavailable(require_tool_call_id(request, tool, exc), tool, tool_count)
-        return Command(update={"messages": [message], COUNTS_KEY: {**increments, spent_key: 1}})
+            raise ToolErrorBudgetExceeded(tool, count, limit, scope, route=owner) from exc
+        tool_count = counts.get(f"{prefix}{tool}", 0) + 1
+        message = _unavailable(budget, require_tool_call_id(request, tool, exc), tool, tool_count)
+        increments[f"{prefix}{tool}{_SPENT}"] = 1
+        return Command(update={"messages": [message], COUNTS_KEY: increments})
 
     # Users only ever see `ToolErrorMiddleware`'s signature (the type checkers know nothing
     # of this class), so `self` needs no narrowing here: the base's keeps the guarantee.
@@ -665,12 +730,14 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             route = self._route(exc, request)
             if route is None:
                 raise
-            spent = self._spend(exc, request)
+            spent = self._spend(exc, request, route[2])
             if isinstance(spent, Command):
                 return spent
             message = self._handle(exc, request, route)
             if message is None:
                 raise
+            if spent is None:
+                return message
             return Command(update={"messages": [message], COUNTS_KEY: spent})
 
     @override
@@ -688,12 +755,14 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             route = self._route(exc, request)
             if route is None:
                 raise
-            spent = self._spend(exc, request)
+            spent = self._spend(exc, request, route[2])
             if isinstance(spent, Command):
                 return spent
             message = await self._ahandle(exc, request, route)
             if message is None:
                 raise
+            if spent is None:
+                return message
             return Command(update={"messages": [message], COUNTS_KEY: spent})
 
 
@@ -713,10 +782,14 @@ class _TellingToolErrorMiddleware(_BudgetedToolErrorMiddleware[_ContentT_co, _Ex
             return None
         answers: list[ToolMessage] = []
         for tool_call in last.tool_calls:
-            tool_key, _, spent_key = self._keys(tool_call["name"])
-            if spent_key in counts and tool_call["id"] is not None:
-                count = counts.get(tool_key, 0)
-                answers.append(self._unavailable(tool_call["id"], tool_call["name"], count))
+            tool, call_id = tool_call["name"], tool_call["id"]
+            if call_id is None:
+                continue
+            for budget, prefix in self._telling:
+                if f"{prefix}{tool}{_SPENT}" in counts:
+                    count = counts.get(f"{prefix}{tool}", 0)
+                    answers.append(_unavailable(budget, call_id, tool, count))
+                    break
         return {"messages": answers} if answers else None
 
     @override

@@ -6,9 +6,11 @@ from typing import Any, Generic, Never, cast, overload
 
 from typing_extensions import TypeIs, TypeVar, override
 
+from _langchain_tool_errors.budget import ErrorBudget
 from _langchain_tool_errors.checks import (
     reject_async_on_error,
     require_a_handler,
+    require_budget,
     require_callable,
     require_exception_types,
     require_tool_selection,
@@ -50,6 +52,8 @@ class Route(Generic[_ModeT_co]):
     written, so its one type parameter is its mode, `SyncCapable` or `AsyncOnly`, as on
     `ToolErrorMiddleware`: a route typed `Route[SyncCapable]` has a sync handler.
 
+    A route may have an `ErrorBudget` of its own, counting only the failures it handles.
+
     Example:
         ```python
         def missing_record(exc: KeyError, request: ToolCallRequest) -> str:
@@ -65,12 +69,13 @@ class Route(Generic[_ModeT_co]):
         ```
     """
 
-    __slots__ = ("_aon_error", "_exceptions", "_on_error", "_tool_names")
+    __slots__ = ("_aon_error", "_budget", "_exceptions", "_on_error", "_tool_names")
 
     _on_error: OnError[ToolErrorContent, Any] | None
     _aon_error: AOnError[ToolErrorContent, Any] | None
     _exceptions: tuple[type[Exception], ...]
     _tool_names: frozenset[str] | None
+    _budget: ErrorBudget | None
 
     # The same order of shapes as ToolErrorMiddleware's overloads, for editors' signature
     # help: the shapes that take more first. A tuple of two types has overloads of its own
@@ -83,6 +88,7 @@ class Route(Generic[_ModeT_co]):
         *,
         aon_error: AOnError[_C2, _E1 | _E2],
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
     ) -> None: ...
     @overload
     def __init__(
@@ -91,6 +97,7 @@ class Route(Generic[_ModeT_co]):
         on_error: OnError[_C, _E1 | _E2],
         *,
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
     ) -> None: ...
     @overload
     def __init__(
@@ -99,6 +106,7 @@ class Route(Generic[_ModeT_co]):
         *,
         aon_error: AOnError[_C, _E1 | _E2],
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
     ) -> None: ...
     @overload
     def __init__(
@@ -108,6 +116,7 @@ class Route(Generic[_ModeT_co]):
         *,
         aon_error: AOnError[_C2, _E],
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
     ) -> None: ...
     @overload
     def __init__(
@@ -116,6 +125,7 @@ class Route(Generic[_ModeT_co]):
         on_error: OnError[_C, _E],
         *,
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
     ) -> None: ...
     @overload
     def __init__(
@@ -124,6 +134,7 @@ class Route(Generic[_ModeT_co]):
         *,
         aon_error: AOnError[_C, _E],
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
     ) -> None: ...
     def __init__(
         self,
@@ -132,6 +143,7 @@ class Route(Generic[_ModeT_co]):
         *,
         aon_error: StoredAsyncHandler | None = None,
         tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
     ) -> None:
         """Catch `exceptions` (from `tools`, if given) and hand them to the handlers.
 
@@ -143,10 +155,13 @@ class Route(Generic[_ModeT_co]):
                 `AsyncOnly`, and so is every middleware it is part of.
             tools: Names or `BaseTool`s of the tools this route covers, in a list or
                 tuple; `None` (the default) covers every tool.
+            budget: An `ErrorBudget` for the failures this route handles: at most so
+                many per tool, or in all, in one run. It counts alongside the
+                middleware's own `budget=`, if any; whichever is spent first decides.
 
         Raises:
             TypeError: A handler is missing, not callable, or async where a sync one is
-                expected; or `exceptions` or `tools` has the wrong type. A missing handler
+                expected; or `exceptions`, `tools` or `budget` has the wrong type. A missing handler
                 raises an error that is also a `ValueError`.
             ValueError: `exceptions` or `tools` is empty, or `exceptions` names a
                 LangGraph control-flow signal.
@@ -161,6 +176,7 @@ class Route(Generic[_ModeT_co]):
         self._aon_error = cast("AOnError[ToolErrorContent, Any] | None", aon_error)
         self._exceptions = require_exception_types(exceptions)
         self._tool_names = require_tool_selection(tools)
+        self._budget = require_budget(budget)
 
     @property
     def exceptions(self) -> tuple[type[Exception], ...]:
@@ -210,13 +226,26 @@ class Route(Generic[_ModeT_co]):
         """
         return self._tool_names
 
+    @property
+    def budget(self) -> ErrorBudget | None:
+        """The route's own error budget, or `None` if its failures are not counted apart.
+
+        Example:
+            ```python
+            route = Route(TimeoutError, explain, budget=ErrorBudget(per_tool=2))
+            assert route.budget is not None and route.budget.per_tool == 2
+            ```
+        """
+        return self._budget
+
     @override
     def __repr__(self) -> str:
         exceptions = tuple(exc.__name__ for exc in self._exceptions)
         tools = None if self._tool_names is None else sorted(self._tool_names)
+        budget = "" if self._budget is None else f", budget={self._budget!r}"
         return (
             f"Route({exceptions}, on_error={self._on_error!r}, "
-            f"aon_error={self._aon_error!r}, tools={tools})"
+            f"aon_error={self._aon_error!r}, tools={tools}{budget})"
         )
 
 

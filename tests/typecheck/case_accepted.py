@@ -24,6 +24,7 @@ from langchain_tool_errors import (
     OnError,
     Route,
     SyncCapable,
+    ToolErrorBudgetExceeded,
     ToolErrorContent,
     ToolErrorMiddleware,
 )
@@ -319,3 +320,25 @@ assert_type(
     ToolErrorMiddleware(routes=[Route(Exception, text)], budget=ErrorBudget(per_tool=2)),
     ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
 )
+# Budgets per route: a route's type is its mode, with a budget or without.
+assert_type(Route(KeyError, key_only, budget=ErrorBudget(per_tool=2)), Route[SyncCapable])
+assert_type(
+    Route((KeyError, IndexError), lookup_errors, budget=ErrorBudget(per_run=3)),
+    Route[SyncCapable],
+)
+assert_type(
+    Route(KeyError, aon_error=akey_only, budget=ErrorBudget(per_tool=1, when_spent="tell")),
+    Route[AsyncOnly],
+)
+budgeted_routes = ToolErrorMiddleware(
+    routes=[
+        Route(KeyError, key_only, budget=ErrorBudget(per_tool=2)),
+        Route(Exception, text),
+    ],
+    budget=ErrorBudget(per_run=5),
+)
+assert_type(budgeted_routes, ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable])
+assert_type(budgeted_routes.budget, ErrorBudget | None)
+assert_type(budgeted_routes.routes[0].budget, ErrorBudget | None)
+assert_type(ToolErrorBudgetExceeded("search", 3, 2, "tool", route=0).route, int | None)
+create_agent(model, tools=[search], middleware=[budgeted_routes])

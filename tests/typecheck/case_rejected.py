@@ -128,3 +128,6 @@ ErrorBudget(per_tool="3")  # type: ignore[arg-type]  # pyright: ignore[reportArg
 ErrorBudget(per_run=2.5)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 ErrorBudget(per_tool=3, when_spent="retry")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 ToolErrorMiddleware(on_error, budget=3)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+# Budgets per route: a budget that is not an ErrorBudget, in both shapes of route.
+Route(KeyError, on_error, budget=3)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route((KeyError, IndexError), on_error, budget={"per_tool": 2})  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]

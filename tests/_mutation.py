@@ -1,10 +1,11 @@
 """Mutation testing of the core: `python -m tests._mutation` (a developer's command, not CI).
 
 mutmut (configured under `[tool.mutmut]` in pyproject.toml) mutates `middleware.py`,
-`checks.py` and `handlers.py` (in `src/_langchain_tool_errors/`) and runs the fast behaviour
-tests against each mutant. It skips decorated functions, and the middleware's hooks carry
-`@override`, so this runner works on a copy of the repository in which the `@override`
-lines of `middleware.py` are removed first (at run time `override` only sets `__override__`
+`checks.py`, `handlers.py`, `routes.py` and `budget.py` (in `src/_langchain_tool_errors/`)
+and runs the fast behaviour tests against each mutant. It skips decorated functions, and
+the middleware's hooks carry `@override`, so this runner works on a copy of the repository
+in which the `@override` lines of `middleware.py`, `routes.py` and `budget.py` are removed
+first (at run time `override` only sets `__override__`
 on the function; nothing reads it). The hooks' logic is then mutated like every other function.
 
 Prints mutmut's survivors and one summary line: killed / total, and what survived. The copy
@@ -27,8 +28,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MIDDLEWARE = Path("src/_langchain_tool_errors/middleware.py")
-COPIED = ("src", "tests", "pyproject.toml", "mypy.ini", "README.md")
+OVERRIDDEN = tuple(
+    Path("src/_langchain_tool_errors") / name
+    for name in ("middleware.py", "routes.py", "budget.py")
+)
+COPIED = ("src", "tests", "docs", "pyproject.toml", "mypy.ini", "README.md", "mkdocs.yml")
 OVERRIDE_LINE = re.compile(r"^\s*@override\s*\n", flags=re.MULTILINE)
 
 
@@ -41,9 +45,12 @@ def prepare(destination: Path) -> int:
             shutil.copytree(source, destination / name, ignore=ignore)
         else:
             shutil.copy2(source, destination / name)
-    middleware = destination / MIDDLEWARE
-    text, removed = OVERRIDE_LINE.subn("", middleware.read_text(encoding="utf-8"))
-    middleware.write_text(text, encoding="utf-8")
+    removed = 0
+    for path in OVERRIDDEN:
+        module = destination / path
+        text, count = OVERRIDE_LINE.subn("", module.read_text(encoding="utf-8"))
+        module.write_text(text, encoding="utf-8")
+        removed += count
     return removed
 
 
@@ -74,7 +81,7 @@ def main(argv: Sequence[str]) -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="tool-errors-mutation-"))
     removed = prepare(workdir)
-    print(f"copied to {workdir}; removed {removed} @override lines from {MIDDLEWARE}")
+    print(f"copied to {workdir}; removed {removed} @override lines")
     selection = [f"*{options.pattern}*"] if options.pattern else []
     run = mutmut(workdir, "run", "--max-children", "2", *selection, capture=False)
     if run.returncode != 0:

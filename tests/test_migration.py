@@ -1,7 +1,7 @@
-"""The README's migration table quotes, word for word, the errors the package raises.
+"""The migration guide's table quotes, word for word, the errors the package raises.
 
 Each row is raised here the way a user would meet it (constructor calls directly; the
-failed-call rows through a real agent) and must appear in the README as ``Type: message``.
+failed-call rows through a real agent) and must appear in the guide as ``Type: message``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from langchain_tool_errors import ToolErrorMiddleware
 from tests._agents import build_agent, call, failing_tool, run
 from tests._processes import ROOT
 
-README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "guides" / "migrating.md"
 
 
 def explain(exc: Exception, request: ToolCallRequest) -> str:
@@ -71,7 +71,7 @@ ROWS: dict[str, Callable[[], object]] = {
 
 
 def quoted(row: str) -> str:
-    """The row's error as the README quotes it: ``Type: message``, addresses elided."""
+    """The row's error as the guide quotes it: ``Type: message``, addresses elided."""
     with pytest.raises((TypeError, ValueError, RuntimeError, AssertionError)) as raised:
         ROWS[row]()
     error = raised.value
@@ -81,4 +81,4 @@ def quoted(row: str) -> str:
 
 @pytest.mark.parametrize("row", ROWS)
 def test_the_migration_table_quotes_the_error_users_see(row: str) -> None:
-    assert quoted(row) in README.read_text(encoding="utf-8")
+    assert quoted(row) in GUIDE.read_text(encoding="utf-8")

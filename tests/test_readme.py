@@ -1,13 +1,16 @@
-"""Every Python block in the README type-checks in both checkers and runs; quoted output is real.
+"""Every Python block of the README and the guides type-checks and runs; quoted output is real.
 
-- An ordinary block is checked as a module: the given names (`GIVEN`, which the README's
-  Usage section lists), then the functions, classes and imports of the blocks above it (the
-  README reads as one story), then the block. mypy --strict and pyright strict must report
+The README and the guides under `docs/guides/` (in the site's navigation order) read as one
+story, and are checked as one:
+
+- An ordinary block is checked as a module: the given names (`GIVEN`, which the handlers
+  guide lists), then the functions, classes and imports of the blocks above it, on its
+  page or an earlier one, then the block. mypy --strict and pyright strict must report
   nothing, and every block must then run.
 - The block marked `<!-- checked: the errors below -->` holds mistakes: it is checked on its
   own, and the `text` block after it must be exactly what each checker prints for it.
 - The demo transcript in the Quick start must be what `python -m langchain_tool_errors` prints.
-- Runtime messages the README quotes must be the ones the package raises.
+- Runtime messages the guides quote must be the ones the package raises.
 """
 
 from __future__ import annotations
@@ -24,6 +27,16 @@ from tests._snippets import Snippet, definitions, module_text, run_all, type_che
 from tests.conftest import FIGURES
 
 README = ROOT / "README.md"
+
+
+def _pages() -> list[Path]:
+    """The README, then the guides in the order of the site's navigation (mkdocs.yml)."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    guides = re.findall(r"^\s+- (guides/[\w-]+\.md)$", config, flags=re.MULTILINE)
+    return [README, *(ROOT / "docs" / guide for guide in guides)]
+
+
+PAGES = _pages()
 MISTAKES = "<!-- checked: the errors below -->"
 CONFIGURATION = "<!-- checked: the configuration below -->"
 
@@ -63,23 +76,28 @@ audit_log = AuditLog()
 """,
     assignments=True,
 )
-"""What every README block may use without defining it (the README's Usage section says so)."""
+"""What every block may use without defining it (the handlers guide says so)."""
 
 
-def _python_blocks() -> list[Block]:
-    return [block for block in fenced_blocks(README) if block.language == "python"]
+def _blocks() -> list[tuple[Path, Block]]:
+    return [(page, block) for page in PAGES for block in fenced_blocks(page)]
+
+
+def _python_blocks() -> list[tuple[Path, Block]]:
+    return [(page, block) for page, block in _blocks() if block.language == "python"]
 
 
 def _modules(directory: Path) -> list[tuple[Path, Snippet]]:
     """One module per ordinary block, written to `directory`."""
     modules: list[tuple[Path, Snippet]] = []
     earlier: dict[str, str] = {}
-    for number, block in enumerate(_python_blocks(), start=1):
+    for number, (page, block) in enumerate(_python_blocks(), start=1):
         if block.marker == MISTAKES:
             continue  # a file of its own: see the next test
-        path = directory / f"readme_block_{number:02d}.py"
+        path = directory / f"docs_block_{number:02d}.py"
         path.write_text(module_text({**GIVEN, **earlier}, block.text), encoding="utf-8")
-        modules.append((path, Snippet(block.text, f"README.md block at line {block.line}")))
+        where = f"{page.relative_to(ROOT)} block at line {block.line}"
+        modules.append((path, Snippet(block.text, where)))
         earlier.update(definitions(block.text))
     return modules
 
@@ -92,7 +110,10 @@ def test_every_python_block_type_checks_in_both_checkers(tmp_path: Path) -> None
 
     assert checked.mypy.returncode == 0, checked.where + "\n" + checked.mypy.stdout
     assert checked.pyright.returncode == 0, checked.where + "\n" + checked.pyright.stdout
-    FIGURES.append(f"README: {len(modules)} Python blocks type-checked by mypy and pyright")
+    FIGURES.append(
+        f"README and {len(PAGES) - 1} guides: {len(modules)} Python blocks type-checked "
+        "by mypy and pyright"
+    )
 
 
 def test_every_python_block_runs(tmp_path: Path) -> None:
@@ -101,7 +122,7 @@ def test_every_python_block_runs(tmp_path: Path) -> None:
     ran = run_all(modules)
 
     assert ran.returncode == 0, ran.stderr
-    FIGURES.append(f"README: {len(modules)} Python blocks run")
+    FIGURES.append(f"README and {len(PAGES) - 1} guides: {len(modules)} Python blocks run")
 
 
 def _mistakes(text: str) -> dict[int, list[int]]:
@@ -122,7 +143,7 @@ def _mistakes(text: str) -> dict[int, list[int]]:
 
 @pytest.mark.static
 def test_the_type_checking_section_shows_what_each_checker_really_prints(tmp_path: Path) -> None:
-    blocks = fenced_blocks(README)
+    blocks = [block for _, block in _blocks()]
     [configuration] = [block for block in blocks if block.marker == CONFIGURATION]
     index = next(i for i, block in enumerate(blocks) if block.marker == MISTAKES)
     mistakes, shown = blocks[index], blocks[index + 1]
@@ -163,8 +184,9 @@ def test_the_type_checking_section_shows_what_each_checker_really_prints(tmp_pat
     assert shown.language == "text"
     assert shown.text.splitlines() == transcript, "\n".join(transcript)
     FIGURES.append(
-        f"README: {len(transcript) - 2 * len(printed) + 1} checker errors quoted, captured from "
-        f"{len(printed)} checkers with the README's configuration, each the same alone"
+        f"Type checking guide: {len(transcript) - 2 * len(printed) + 1} checker errors quoted, "
+        "captured from "
+        f"{len(printed)} checkers with the guide's configuration, each the same alone"
     )
 
 

@@ -1,0 +1,134 @@
+"""A real headless browser for the docs tests: Debian's `chromium`, driven by `chromedriver`.
+
+Both come from the distribution's packages (`apt-get install chromium chromium-driver`;
+`.ci/run` installs them), never from a browser build that downloads itself: selenium is
+given the driver's path, so its driver manager has nothing to fetch.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Generator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import WebDriverWait
+
+_BROWSERS = ("chromium", "chromium-browser")
+_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Page:
+    """What a loaded page shows and what it cost the browser."""
+
+    heading: str
+    highlighted_tokens: int
+    resources: list[str]
+    failed_resources: list[str]
+    console_errors: list[str]
+
+
+class Browser:
+    """One headless chromium session."""
+
+    def __init__(self, driver: webdriver.Chrome) -> None:
+        # selenium leaves `get_log`, `execute_script` and `save_screenshot` unannotated, so
+        # the driver is used as `Any` here and each result is given its type where read.
+        self._driver: Any = driver
+
+    def load(self, url: str) -> Page:
+        """Open `url`, wait until it has loaded, and read what the tests check."""
+        driver = self._driver
+        driver.get_log("browser")  # drop what earlier pages logged
+        driver.get(url)
+        WebDriverWait(driver, _TIMEOUT).until(
+            lambda _: driver.execute_script("return document.readyState") == "complete"
+        )
+        found = cast("WebElement", driver.find_element(By.CSS_SELECTOR, "article h1"))
+        heading = found.text.removesuffix("¶")
+        # Each highlighted token of a code block is a span Pygments gave a class.
+        tokens = len(
+            cast(
+                "list[WebElement]",
+                driver.find_elements(By.CSS_SELECTOR, ".highlight code span[class]"),
+            )
+        )
+        # The resource timing API records every asset the page asked for, with its status.
+        entries = cast(
+            "list[list[Any]]",
+            driver.execute_script(
+                "return performance.getEntriesByType('resource')"
+                ".map(e => [e.name, e.responseStatus])"
+            ),
+        )
+        errors = [
+            str(entry["message"])
+            for entry in cast("list[dict[str, object]]", driver.get_log("browser"))
+            if entry["level"] == "SEVERE"
+        ]
+        return Page(
+            heading=heading.strip(),
+            highlighted_tokens=tokens,
+            resources=[str(name) for name, _ in entries],
+            failed_resources=[f"{name} ({status})" for name, status in entries if status != 200],
+            console_errors=errors,
+        )
+
+    def search(self, query: str) -> list[str]:
+        """Type `query` into the site's search box; the links of the results it lists."""
+        driver = self._driver
+        box = driver.find_element(By.CSS_SELECTOR, "input.md-search__input")
+        box.click()
+        box.send_keys(query)
+        WebDriverWait(driver, _TIMEOUT).until(
+            lambda _: driver.find_elements(By.CSS_SELECTOR, ".md-search-result__item a")
+        )
+        links = cast(
+            "list[WebElement]", driver.find_elements(By.CSS_SELECTOR, ".md-search-result__item a")
+        )
+        return [str(link.get_attribute("href")) for link in links]
+
+    def screenshot(self, path: Path) -> None:
+        """Save what the window shows as a PNG."""
+        self._driver.save_screenshot(str(path))
+
+
+def _executable(names: tuple[str, ...], package: str) -> str:
+    for name in names:
+        found = shutil.which(name)
+        if found is not None:
+            return found
+    msg = (
+        f"{names[0]} is not installed. The docs' browser test needs Debian's chromium and "
+        f"its driver: `apt-get install chromium chromium-driver` (the {package} package)."
+    )
+    raise RuntimeError(msg)
+
+
+@contextmanager
+def open_browser() -> Generator[Browser]:
+    """A headless chromium session, closed afterwards."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = _executable(_BROWSERS, "chromium")
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",  # CI runs as root, where chromium's sandbox cannot start
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1400",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(_executable(("chromedriver",), "chromium-driver"))
+    driver = webdriver.Chrome(options=options, service=service)
+    try:
+        yield Browser(driver)
+    finally:
+        driver.quit()

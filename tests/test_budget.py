@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path as FilePath
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import pytest
 from langchain.agents.middleware import ToolCallLimitMiddleware, ToolRetryMiddleware
@@ -21,9 +21,19 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
+from _langchain_tool_errors.budget import COUNTS_KEY
 from langchain_tool_errors import ErrorBudget, Route, ToolErrorBudgetExceeded, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
-from tests._agents import PATHS, Agent, Path, call, echo_tool, failing_tool, run
+from tests._agents import (
+    PATHS,
+    Agent,
+    Path,
+    call,
+    direct_request,
+    echo_tool,
+    failing_tool,
+    run,
+)
 from tests._processes import run_python
 from tests.conftest import FIGURES
 
@@ -68,6 +78,24 @@ def errors(result: dict[str, Any]) -> list[str]:
 
 
 BROKEN = failing_tool("weather", LookupError("Atlantis"))
+
+
+async def _aexplain(exc: Exception, request: ToolCallRequest) -> str:
+    return "failed"
+
+
+def _never_run(request: ToolCallRequest) -> ToolMessage:
+    raise AssertionError("the sync path ran a tool")
+
+
+def counted(name: str, runs: list[str], error: Exception | None = None) -> BaseTool:
+    """A tool that records its name in `runs` each time it runs, then raises."""
+
+    def run_tool(query: str = "") -> str:
+        runs.append(name)
+        raise error if error is not None else LookupError(name)
+
+    return StructuredTool.from_function(run_tool, name=name, description=f"{name} (fails)")
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -123,6 +151,8 @@ def test_tell_answers_once_then_never_runs_the_tool_again_in_the_run(path: Path)
     ]
     assert len(runs) == 3  # the tool ran until the budget was spent, never after
     assert result["messages"][-1].content == "I give up on that tool."
+    answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert {(m.status, m.name) for m in answers} == {("error", "weather")}
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -140,7 +170,8 @@ def test_budgets_per_tool_are_independent_and_successes_are_free(path: Path) -> 
 
 @pytest.mark.parametrize("path", PATHS)
 def test_a_run_budget_counts_every_tool_together(path: Path) -> None:
-    tools = [failing_tool("a", KeyError("a")), failing_tool("b", KeyError("b"))]
+    runs: list[str] = []
+    tools = [counted("a", runs), counted("b", runs)]
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=3))
     agent = agent_with(tools, [middleware], calling(lambda t: ["ab"[t % 2]], 8))
 
@@ -148,6 +179,19 @@ def test_a_run_budget_counts_every_tool_together(path: Path) -> None:
         run(agent, path)
 
     assert (raised.value.count, raised.value.limit, raised.value.scope) == (4, 3, "run")
+    assert runs == ["a", "b", "a", "b"]  # the fourth failure, not a later one, stopped it
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_run_budget_of_one_stops_at_the_second_failure(path: Path) -> None:
+    runs: list[str] = []
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=1))
+    agent = agent_with([counted("a", runs)], [middleware], calling(lambda t: ["a"], 5))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    assert (raised.value.count, runs) == (2, ["a", "a"])
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -410,6 +454,137 @@ def test_only_budgeted_routes_add_the_budget_hooks() -> None:
     assert {"ToolErrorMiddleware.before_agent", "ToolErrorMiddleware.after_model"} <= nodes[2]
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_a_run_budget_told_closes_a_tool_on_its_first_failure(path: Path) -> None:
+    # per_run=2: a fails twice; b's first failure is the third of the run, so b is closed
+    # with a count of its own failures, 1.
+    runs: list[str] = []
+    budget = ErrorBudget(per_run=2, when_spent="tell", message="`{tool}` is off ({count}).")
+    plan = ["a", "a", "b", "b"]
+    agent = agent_with(
+        [counted("a", runs), counted("b", runs)],
+        [ToolErrorMiddleware(report_type_only, budget=budget)],
+        calling(lambda t: [plan[t]], len(plan)),
+    )
+
+    result = run(agent, path)
+
+    assert errors(result)[2:] == ["`b` is off (1).", "`b` is off (1)."]
+    assert runs == ["a", "a", "b"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_failure_a_route_budget_closes_still_counts_for_the_middleware(path: Path) -> None:
+    # fetch's outages: route budget of 1, told. Every failure, that one included, counts
+    # for the middleware's per_run=3, so lookup's second failure is the fourth: stopped.
+    runs: list[str] = []
+    tools = [counted("fetch", runs, ConnectionError("down")), counted("lookup", runs)]
+    routes = [
+        Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=1, when_spent="tell")),
+        Route(Exception, report_type_only),
+    ]
+    middleware = ToolErrorMiddleware(routes=routes, budget=ErrorBudget(per_run=3))
+    plan = ["fetch", "fetch", "lookup", "lookup", "lookup"]
+    agent = agent_with(tools, [middleware], calling(lambda t: [plan[t]], len(plan)))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    assert (raised.value.count, raised.value.scope, raised.value.route) == (4, "run", None)
+    assert runs == ["fetch", "fetch", "lookup", "lookup"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_two_budgeted_middleware_in_one_agent_keep_their_own_counts(path: Path) -> None:
+    # Each middleware handles one tool with per_run=2; a shared count would stop the run
+    # at the third failure of the two together.
+    runs: list[str] = []
+    middleware = [
+        ToolErrorMiddleware(
+            report_type_only, tools=["a"], budget=ErrorBudget(per_run=2), name="for_a"
+        ),
+        ToolErrorMiddleware(
+            report_type_only, tools=["b"], budget=ErrorBudget(per_run=2), name="for_b"
+        ),
+    ]
+    plan = ["a", "b", "a", "b", "a"]
+    agent = agent_with(
+        [counted("a", runs), counted("b", runs)], middleware, calling(lambda t: [plan[t]], 5)
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    assert (raised.value.tool, raised.value.count) == ("a", 3)
+    assert runs == plan
+
+
+def test_a_spent_tell_budget_without_a_call_id_fails_clearly_and_keeps_the_exception() -> None:
+    error = LookupError("Atlantis")
+    middleware: Any = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=1, when_spent="tell")
+    )
+    request = direct_request(BROKEN, call("weather", "c1")).override(
+        tool_call={"name": "weather", "args": {}, "id": None, "type": "tool_call"},
+        state={"messages": [], COUNTS_KEY: {"ToolErrorMiddleware\x00weather": 1}},
+    )
+
+    def fail(_: ToolCallRequest) -> ToolMessage:
+        raise error
+
+    with pytest.raises(ValueError, match="`weather` has no id") as raised:
+        middleware.wrap_tool_call(request, fail)
+
+    assert raised.value.__cause__ is error
+
+
+def test_closed_tools_are_answered_even_after_a_call_without_an_id() -> None:
+    middleware: Any = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=1, when_spent="tell", message="off")
+    )
+    reply = AIMessage(
+        "",
+        tool_calls=[
+            {"name": "weather", "args": {}, "id": None, "type": "tool_call"},
+            call("weather", "c2"),
+        ],
+    )
+    closed = {"ToolErrorMiddleware\x00weather": 2, "ToolErrorMiddleware\x00weather\x00spent": 1}
+
+    update = middleware.after_model({"messages": [reply], COUNTS_KEY: closed}, None)
+
+    assert [(m.tool_call_id, m.content) for m in update["messages"]] == [("c2", "off")]
+
+
+def test_a_budgeted_async_only_middleware_refuses_the_sync_path_by_name() -> None:
+    middleware: Any = ToolErrorMiddleware(
+        aon_error=_aexplain, budget=ErrorBudget(per_tool=1), name="async_errors"
+    )
+
+    with pytest.raises(NotImplementedError, match="async_errors has only an async handler"):
+        middleware.wrap_tool_call(direct_request(BROKEN, call("weather", "c1")), _never_run)
+
+
+@pytest.mark.parametrize(
+    ("scope", "route", "words"),
+    [
+        ("tool", None, ["The error budget", "of `weather`", "(per_tool)"]),
+        ("run", None, ["The error budget", "of all tools", "(per_run)"]),
+        ("tool", 2, ["The budget of routes[2]", "handled by routes[2]", "(per_tool)"]),
+    ],
+)
+def test_a_spent_budget_says_which_limit_of_which_budget(
+    scope: Literal["tool", "run"], route: int | None, words: list[str]
+) -> None:
+    spent = ToolErrorBudgetExceeded("weather", 4, 3, scope, route=route)
+
+    text = str(spent)
+
+    assert all(word in text for word in words), text
+    assert "4 failures" in text
+    assert "limit of 3" in text
+
+
 def test_the_repr_shows_each_budget() -> None:
     route = Route(KeyError, report_type_only, budget=ErrorBudget(per_tool=2))
     middleware = ToolErrorMiddleware(routes=[route], budget=ErrorBudget(per_run=4))
@@ -445,9 +620,9 @@ def test_a_run_paused_in_one_process_keeps_its_counts_when_resumed_in_another(
 BAD_BUDGETS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     "zero": (lambda: Untyped(per_tool=0), ValueError, "at least 1"),
     "negative": (lambda: Untyped(per_run=-2), ValueError, "at least 1"),
-    "a float": (lambda: Untyped(per_tool=2.5), TypeError, "positive int"),
+    "a float": (lambda: Untyped(per_tool=2.5), TypeError, "`per_tool` must be a positive int"),
     "a bool": (lambda: Untyped(per_tool=True), TypeError, "(bool)"),
-    "a str": (lambda: Untyped(per_run="3"), TypeError, "(str)"),
+    "a str": (lambda: Untyped(per_run="3"), TypeError, "`per_run` must be a positive int"),
     "no limit": (lambda: Untyped(), ValueError, "no limit"),
     "an unknown when_spent": (
         lambda: Untyped(per_tool=1, when_spent="retry"),

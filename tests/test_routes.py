@@ -17,7 +17,7 @@ from langchain_core.messages import ContentBlock, ToolMessage
 from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from langchain_tool_errors import Route, ToolErrorMiddleware
+from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
 from tests._agents import (
     PATHS,
@@ -372,6 +372,36 @@ BAD_ROUTES: dict[str, tuple[Any, type[Exception], str]] = {
         TypeError,
         "`exceptions`",
     ),
+    "routes with aon_error=": (
+        lambda: Untyped(routes=[UntypedRoute(Exception, _handler)], aon_error=_ahandler),
+        TypeError,
+        "`aon_error`",
+    ),
+    "routes with tools=": (
+        lambda: Untyped(routes=[UntypedRoute(Exception, _handler)], tools=["lookup"]),
+        TypeError,
+        "`tools`",
+    ),
+    "a route for the same tools as an earlier, wider one": (
+        lambda: Untyped(
+            routes=[
+                UntypedRoute(LookupError, _handler, tools=["lookup", "search"]),
+                UntypedRoute(KeyError, _handler, tools=["search", "lookup"]),
+            ]
+        ),
+        ValueError,
+        "routes[1]",
+    ),
+    "a route whose on_error cannot be called": (
+        lambda: UntypedRoute(KeyError, 42),
+        TypeError,
+        "`on_error` must be callable",
+    ),
+    "a route whose aon_error cannot be called": (
+        lambda: UntypedRoute(KeyError, _handler, aon_error="later"),
+        TypeError,
+        "`aon_error` must be callable",
+    ),
     "a route with no handler": (
         lambda: UntypedRoute(KeyError),
         ValueError,
@@ -469,3 +499,14 @@ def test_a_route_for_an_abc_sees_classes_registered_after_a_first_failure() -> N
     assert isinstance(before, ToolMessage)
     assert isinstance(after, ToolMessage)
     assert (before.content, after.content) == ("other: Flaky", "retry: Flaky")
+
+
+def test_a_routes_repr_shows_its_exceptions_tools_and_budget() -> None:
+    plain = Route((KeyError, IndexError), _handler, tools=["search", "lookup"])
+    budgeted = Route(KeyError, _handler, budget=ErrorBudget(per_tool=2))
+
+    assert repr(plain).startswith("Route(('KeyError', 'IndexError'), on_error=")
+    assert repr(plain).endswith("aon_error=None, tools=['lookup', 'search'])")
+    assert repr(budgeted).endswith(
+        "tools=None, budget=ErrorBudget(per_tool=2, per_run=None, when_spent='stop'))"
+    )

@@ -27,7 +27,7 @@ def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[s
     through this reducer, so parallel failures in one step all count.
     """
     if _RESET in update:
-        return {key: value for key, value in update.items() if key != _RESET}
+        return {}  # `before_agent` sends the marker alone: a new run
     merged = dict(current or {})
     for key, value in update.items():
         merged[key] = merged.get(key, 0) + value

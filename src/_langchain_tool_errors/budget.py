@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, ClassVar, Literal, NotRequired
 
 from langchain.agents.middleware.types import AgentState, PrivateStateAttr
 from typing_extensions import override
-
-WhenSpent = Literal["stop", "tell"]
-
-_DEFAULT_MESSAGE = (
-    "The tool `{tool}` failed {count} times in this run and is unavailable until the run "
-    "ends. Do not call it again; answer with what you have."
-)
 
 COUNTS_KEY = "tool_error_budget_counts"
 """The state key holding the counts of handled failures of the current run."""
@@ -100,6 +93,7 @@ class ErrorBudget:
             error message saying the tool is unavailable, and answers every further call
             to that tool in the run with it, without running the tool.
         message: For `"tell"`, the final message; `{tool}` and `{count}` are filled in.
+            Defaults to `DEFAULT_MESSAGE`.
 
     Raises:
         TypeError: A limit is not an int (or is a bool), or `when_spent` or `message` has
@@ -114,9 +108,16 @@ class ErrorBudget:
 
     __slots__ = ("message", "per_run", "per_tool", "when_spent")
 
+    DEFAULT_MESSAGE: ClassVar[str] = (
+        "The tool `{tool}` failed {count} times in this run and is unavailable until the "
+        "run ends. Do not call it again; answer with what you have."
+    )
+    """What `"tell"` sends the model unless `message=` says otherwise; it shows no detail
+    of any exception."""
+
     per_tool: int | None
     per_run: int | None
-    when_spent: WhenSpent
+    when_spent: Literal["stop", "tell"]
     message: str
 
     def __init__(
@@ -124,8 +125,8 @@ class ErrorBudget:
         *,
         per_tool: int | None = None,
         per_run: int | None = None,
-        when_spent: WhenSpent = "stop",
-        message: str = _DEFAULT_MESSAGE,
+        when_spent: Literal["stop", "tell"] = "stop",
+        message: str = DEFAULT_MESSAGE,
     ) -> None:
         """Set the limits; see the class docstring."""
         self.per_tool = _require_limit("per_tool", per_tool)

@@ -16,15 +16,20 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import langchain_tool_errors
 from langchain_tool_errors import handlers, testing
-from tests._browser import Browser, open_browser
 from tests._processes import ROOT
 from tests._site import Build, build, inventory, served
 from tests.conftest import FIGURES
+
+if TYPE_CHECKING:
+    # selenium is in the `dev` extra only; the runtime legs of CI (`-m "not static and not
+    # docs"`) collect this module without it, so it is imported where the browser starts.
+    from tests._browser import Browser
 
 pytestmark = pytest.mark.docs
 
@@ -93,6 +98,8 @@ def test_every_public_name_has_a_reference_entry_and_nothing_else_does(site: Bui
 
 @pytest.fixture(scope="module")
 def browser(site: Build) -> Iterator[tuple[Browser, str, list[str]]]:
+    from tests._browser import open_browser
+
     with served(site.site) as (url, missing), open_browser() as opened:
         yield opened, url, missing
 

@@ -477,15 +477,21 @@ def test_repeated_failures_are_routed_the_same_each_time(path: Path) -> None:
             run(agent, path)
 
 
-def test_a_route_for_an_abc_sees_classes_registered_after_a_first_failure() -> None:
+@pytest.mark.parametrize("fallback", ["Exception", "another ABC"])
+def test_a_route_for_an_abc_sees_classes_registered_after_a_first_failure(fallback: str) -> None:
     class Retryable(Exception, metaclass=abc.ABCMeta):
         """Exceptions registered as worth another try."""
+
+    class Reportable(Exception, metaclass=abc.ABCMeta):
+        """Exceptions registered as safe to report."""
 
     class Flaky(Exception):
         pass
 
+    Reportable.register(Flaky)
+    wide = Exception if fallback == "Exception" else Reportable
     middleware = ToolErrorMiddleware(
-        routes=[Route(Retryable, says("retry")), Route(Exception, says("other"))]
+        routes=[Route(Retryable, says("retry")), Route(wide, says("other"))]
     )
     request = direct_request(None, call("search", "s"))
 
@@ -499,6 +505,34 @@ def test_a_route_for_an_abc_sees_classes_registered_after_a_first_failure() -> N
     assert isinstance(before, ToolMessage)
     assert isinstance(after, ToolMessage)
     assert (before.content, after.content) == ("other: Flaky", "retry: Flaky")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_exceptions_an_abc_selects_are_its_registered_classes_too(path: Path) -> None:
+    # An `except` clause matches by real inheritance only; the middleware must not.
+    class Retryable(Exception, metaclass=abc.ABCMeta):
+        """Exceptions registered as worth another try."""
+
+    class Flaky(Exception):
+        pass
+
+    class Broken(Exception):
+        pass
+
+    Retryable.register(Flaky)
+    middleware = ToolErrorMiddleware(says("retry"), exceptions=Retryable)
+    flaky = build_agent([failing_tool("a", Flaky())], [middleware], [call("a", "1")])
+    broken_error = Broken()
+    broken = build_agent([failing_tool("b", broken_error)], [middleware], [call("b", "2")])
+
+    handled = run(flaky, path)
+    with pytest.raises(Broken) as raised:
+        run(broken, path)
+
+    assert [m.content for m in handled["messages"] if isinstance(m, ToolMessage)] == [
+        "retry: Flaky"
+    ]
+    assert raised.value is broken_error
 
 
 def test_a_routes_repr_shows_its_exceptions_tools_and_budget() -> None:

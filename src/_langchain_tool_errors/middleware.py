@@ -118,6 +118,19 @@ def _plans(
     )
 
 
+def _except_clause(types: tuple[type[Exception], ...]) -> tuple[type[Exception], ...]:
+    """What the hooks' `except` clause catches, before a failure is routed.
+
+    The configured types, so that a catch-all makes it one check, unless one of them has a
+    custom metaclass: an `except` clause matches by real inheritance only and so misses the
+    classes registered with an ABC, which `isinstance` (what routing uses) sees. Then the
+    clause catches every `Exception`, and routing re-raises what no route matches.
+    """
+    if all(type(exc) is type for exc in types):
+        return types
+    return (Exception,)
+
+
 _CACHE_SIZE = 1024
 """How many (exception type, tool name) pairs a routed middleware remembers the route of."""
 
@@ -199,6 +212,7 @@ class ToolErrorMiddleware(
     _aon_error: AOnError[_ContentT_co, Any] | None
     _exceptions: tuple[type[_ExcT_co], ...]
     _tool_names: frozenset[str] | None
+    _caught: tuple[type[Exception], ...]
 
     # The overloads list only what each shape takes, and those that take more come first:
     # an editor's signature help highlights the first overload whose parameters fit what is
@@ -349,12 +363,12 @@ class ToolErrorMiddleware(
             self._on_error = None
             self._aon_error = None
             self._tool_names = None
-            # The hooks' `except` clause: every type some route catches, less those another
-            # of them already covers, so that a catch-all route makes it one check. The
+            # Every type some route catches, less those another of them already covers. The
             # overload types a routed middleware's exception parameter as `Exception`.
             caught = {exc for route in self._routes for exc in route.exceptions}
             widest = [exc for exc in caught if not issubclass(exc, tuple(caught - {exc}))]
             self._exceptions = cast("tuple[type[_ExcT_co], ...]", tuple(widest))
+            self._caught = _except_clause(self._exceptions)
             return
         require_a_handler(on_error, aon_error)
         require_callable("on_error", on_error)
@@ -370,6 +384,7 @@ class ToolErrorMiddleware(
         self._sync_capable = on_error is not None
         # The same configuration as one route, so that the hooks route every failure alike.
         # Its arguments were checked above and are typed `Any` for the overloads' sake.
+        self._caught = _except_clause(self._exceptions)
         given: Any = (exceptions, on_error, aon_error, tools)
         self._set_routes((Route(given[0], given[1], aon_error=given[2], tools=given[3]),))
 
@@ -581,7 +596,7 @@ class ToolErrorMiddleware(
             return handler(request)
         except GraphBubbleUp:
             raise
-        except self._exceptions as exc:
+        except self._caught as exc:
             message = self._handle(exc, request, self._route(exc, request))
             if message is None:
                 raise
@@ -621,7 +636,7 @@ class ToolErrorMiddleware(
             return await handler(request)
         except GraphBubbleUp:
             raise
-        except self._exceptions as exc:
+        except self._caught as exc:
             message = await self._ahandle(exc, request, self._route(exc, request))
             if message is None:
                 raise
@@ -726,7 +741,7 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             return handler(request)
         except GraphBubbleUp:
             raise
-        except self._exceptions as exc:
+        except self._caught as exc:
             route = self._route(exc, request)
             if route is None:
                 raise
@@ -751,7 +766,7 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             return await handler(request)
         except GraphBubbleUp:
             raise
-        except self._exceptions as exc:
+        except self._caught as exc:
             route = self._route(exc, request)
             if route is None:
                 raise

@@ -216,13 +216,10 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
         Figure("handled-error path: per call", sync["ours error"] * us, sync["theirs error"] * us),
         Figure(
             "success path, 1,001-name filter: overhead",
-            (sync["ours 1001"] - sync["direct"]) * us,
-            (sync["theirs 1001"] - sync["direct"]) * us,
+            *_over(sync, "direct", us, ours="ours 1001", theirs="theirs 1001"),
         ),
         Figure(
-            "success path, 20 routes: overhead",
-            (sync["ours 20 routes"] - sync["direct"]) * us,
-            (sync["theirs"] - sync["direct"]) * us,
+            "success path, 20 routes: overhead", *_over(sync, "direct", us, ours="ours 20 routes")
         ),
         Figure(
             "handled-error path, 20 routes, the last matching",
@@ -230,14 +227,11 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
             sync["theirs error"] * us,
         ),
         Figure(
-            "success path with a budget: overhead",
-            (sync["ours budget"] - sync["direct"]) * us,
-            (sync["theirs"] - sync["direct"]) * us,
+            "success path with a budget: overhead", *_over(sync, "direct", us, ours="ours budget")
         ),
         Figure(
             "success path with a 'tell' budget: overhead",
-            (sync["ours budget tell"] - sync["direct"]) * us,
-            (sync["theirs"] - sync["direct"]) * us,
+            *_over(sync, "direct", us, ours="ours budget tell"),
         ),
         Figure(
             "handled-error path with a budget",
@@ -265,8 +259,11 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
     return figures, extra
 
 
-def _over(best: dict[str, float], base: str, scale: float) -> tuple[float, float]:
-    return (best["ours"] - best[base]) * scale, (best["theirs"] - best[base]) * scale
+def _over(
+    best: dict[str, float], base: str, scale: float, ours: str = "ours", theirs: str = "theirs"
+) -> tuple[float, float]:
+    """Ours and theirs as overheads over `base`, scaled (to microseconds)."""
+    return (best[ours] - best[base]) * scale, (best[theirs] - best[base]) * scale
 
 
 def _turn_tools(*, asynchronous: bool) -> list[BaseTool]:

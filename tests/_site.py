@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
 import threading
 import time
 import zlib
@@ -33,10 +32,9 @@ def build(site: Path, config: Path | None = None) -> Build:
     args = ["-m", "mkdocs", "build", "--strict", "--site-dir", str(site)]
     if config is not None:
         args += ["--config-file", str(config)]
-    # mkdocs-material prints a notice about its successor on every build; it is not a warning.
-    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
     started = time.perf_counter()
-    done = run_python(*args)
+    # mkdocs-material prints a notice about its successor on every build; it is not a warning.
+    done = run_python(*args, env={"NO_MKDOCS_2_WARNING": "1"})
     return Build(site, done.returncode, done.stdout + done.stderr, time.perf_counter() - started)
 
 

@@ -88,12 +88,16 @@ def _never_run(request: ToolCallRequest) -> ToolMessage:
     raise AssertionError("the sync path ran a tool")
 
 
-def counted(name: str, runs: list[str], error: Exception | None = None) -> BaseTool:
-    """A tool that records its name in `runs` each time it runs, then raises."""
+def counted(name: str, runs: list[str], *errors: Exception) -> BaseTool:
+    """A tool that records its name in `runs` each time it runs, then raises.
+
+    It raises each of `errors` in turn, one per call; a `LookupError` if none is given.
+    """
+    raised = errors or (LookupError(name),)
 
     def run_tool(query: str = "") -> str:
         runs.append(name)
-        raise error if error is not None else LookupError(name)
+        raise raised[(runs.count(name) - 1) % len(raised)]
 
     return StructuredTool.from_function(run_tool, name=name, description=f"{name} (fails)")
 
@@ -129,12 +133,7 @@ def test_stop_ends_the_run_after_the_limit_with_the_tools_last_exception(path: P
 @pytest.mark.parametrize("path", PATHS)
 def test_tell_answers_once_then_never_runs_the_tool_again_in_the_run(path: Path) -> None:
     runs: list[str] = []
-
-    def weather(city: str = "") -> str:
-        runs.append(city)
-        raise LookupError(city)
-
-    tool = StructuredTool.from_function(weather, name="weather", description="fails")
+    tool = counted("weather", runs)
     budget = ErrorBudget(per_tool=2, when_spent="tell", message="`{tool}` is off ({count}).")
     middleware = ToolErrorMiddleware(report_type_only, budget=budget)
     agent = agent_with([tool], [middleware], calling(lambda t: ["weather"], 6))
@@ -215,12 +214,7 @@ def test_tell_closes_a_tool_from_the_reply_after_the_failure_over_the_limit(path
     # Step 2: two parallel calls run (the tool is not closed yet), each fails over the
     # limit and is answered with the final message. Step 3: answered without running.
     runs: list[str] = []
-
-    def weather(city: str = "") -> str:
-        runs.append(city)
-        raise LookupError(city)
-
-    tool = StructuredTool.from_function(weather, name="weather", description="fails")
+    tool = counted("weather", runs)
     budget = ErrorBudget(per_tool=2, when_spent="tell", message="`{tool}` is off ({count}).")
     sizes = [3, 2, 1]
     agent = agent_with(
@@ -320,17 +314,6 @@ def test_a_tool_call_limit_and_a_budget_work_together(path: Path) -> None:
     assert len(handled) == 3  # the call limit blocks the rest before they run or count
 
 
-def alternating(name: str, *errors: Exception) -> BaseTool:
-    """A tool that raises each of `errors` in turn, one per call."""
-    calls: list[int] = []
-
-    def run_tool(query: str = "") -> str:
-        calls.append(1)
-        raise errors[(len(calls) - 1) % len(errors)]
-
-    return StructuredTool.from_function(run_tool, name=name, description=f"{name} (fails)")
-
-
 def explain_outage(exc: ConnectionError, request: ToolCallRequest) -> str:
     return f"`{request.tool_call['name']}` is unreachable; try again later."
 
@@ -340,7 +323,7 @@ def test_a_route_budget_counts_only_the_failures_its_route_handles(path: Path) -
     # Outages have a budget of 2 per tool; other failures none. The tool alternates
     # KeyError and ConnectionError, so its third outage (its sixth failure) stops the run.
     error = ConnectionError("down")
-    tool = alternating("lookup", KeyError("id"), error)
+    tool = counted("lookup", [], KeyError("id"), error)
     routes = [
         Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=2)),
         Route(Exception, report_type_only),
@@ -382,7 +365,7 @@ def test_routes_without_a_budget_loop_freely_beside_one_with(path: Path) -> None
 def test_a_route_budget_and_the_middleware_budget_both_count(path: Path) -> None:
     # The middleware allows 3 failures in the run, whatever their route; the outage route
     # allows 5 of its own. Failures of both routes spend the middleware's budget first.
-    tool = alternating("lookup", KeyError("id"), ConnectionError("down"))
+    tool = counted("lookup", [], KeyError("id"), ConnectionError("down"))
     routes = [
         Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=5)),
         Route(Exception, report_type_only),
@@ -415,7 +398,7 @@ def test_the_first_budget_spent_decides_even_when_it_is_the_routes(path: Path) -
 def test_each_route_keeps_its_own_count_for_the_same_tool(path: Path) -> None:
     # Two routes, each with a budget of 2, for two kinds of failure of one tool: four
     # failures are handled (two of each), the fifth (a third KeyError) stops the run.
-    tool = alternating("lookup", KeyError("id"), ConnectionError("down"))
+    tool = counted("lookup", [], KeyError("id"), ConnectionError("down"))
     routes = [
         Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=2)),
         Route(KeyError, report_type_only, budget=ErrorBudget(per_tool=2)),

@@ -160,6 +160,13 @@ _SPENT = "\x00spent"
 """The end of the state key that marks a tool closed by a "tell" budget for the run."""
 
 
+def _with_counts(message: ToolMessage, counts: dict[str, int] | None) -> ToolMessage | Command[Any]:
+    """A handled failure's answer: the message, and the state update that counts it, if any."""
+    if counts is None:
+        return message
+    return Command(update={"messages": [message], COUNTS_KEY: counts})
+
+
 def _unavailable(budget: ErrorBudget, tool_call_id: str, tool: str, count: int) -> ToolMessage:
     """The message a "tell" budget answers a closed tool's calls with."""
     content = budget.message.format(tool=tool, count=count)
@@ -751,9 +758,7 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             message = self._handle(exc, request, route)
             if message is None:
                 raise
-            if spent is None:
-                return message
-            return Command(update={"messages": [message], COUNTS_KEY: spent})
+            return _with_counts(message, spent)
 
     @override
     async def awrap_tool_call(
@@ -776,9 +781,7 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             message = await self._ahandle(exc, request, route)
             if message is None:
                 raise
-            if spent is None:
-                return message
-            return Command(update={"messages": [message], COUNTS_KEY: spent})
+            return _with_counts(message, spent)
 
 
 class _TellingToolErrorMiddleware(_BudgetedToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):

@@ -9,20 +9,19 @@ Run: `.venv/bin/python examples/budget.py`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 # pyright strict reports create_agent as partially unknown: its `checkpointer` parameter
 # leaves the type parameter of langgraph's BaseCheckpointSaver unset (README, Type checking).
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware.types import InputAgentState
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import tool
 
 from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
-from langchain_tool_errors.testing import ScriptedChatModel, transcript
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel, transcript
 
 
 @tool
@@ -31,18 +30,15 @@ def weather(city: str) -> str:
     raise ConnectionError("weather service unreachable")
 
 
-def call_weather_again(messages: Sequence[BaseMessage]) -> AIMessage:
-    """The model's reply: try the weather tool once more."""
-    turn = sum(isinstance(message, AIMessage) for message in messages)
-    return AIMessage(
-        "", tool_calls=[{"name": "weather", "args": {"city": "Oslo"}, "id": f"c{turn}"}]
-    )
+CALL_WEATHER = AIMessage("", tool_calls=[{"name": "weather", "args": {"city": "Oslo"}, "id": "c"}])
+"""The model's reply, six times over: try the weather tool once more."""
 
 
 def build_agent(middleware: ToolErrorMiddleware) -> Runnable[InputAgentState, dict[str, Any]]:
     """An agent whose model calls `weather` six times, then gives up."""
-    script = [call_weather_again] * 6 + [AIMessage("I cannot get the weather right now.")]
-    model = ScriptedChatModel(script=script)
+    model = ScriptedChatModel(
+        script=[Repeat(CALL_WEATHER, times=6), AIMessage("I cannot get the weather right now.")]
+    )
     return create_agent(model, tools=[weather], middleware=[middleware])
 
 

@@ -600,6 +600,95 @@ def test_a_run_paused_in_one_process_keeps_its_counts_when_resumed_in_another(
     FIGURES.append("budget: counts kept across an interrupt, resumed in another process (SQLite)")
 
 
+def declines_value_errors(exc: Exception, request: ToolCallRequest) -> str | None:
+    """Hands back every failure but a `ValueError`, which it lets propagate."""
+    return None if isinstance(exc, ValueError) else "Try again."
+
+
+DECLINING: dict[str, Callable[[ErrorBudget], ToolErrorMiddleware]] = {
+    "the middleware's handler": lambda budget: ToolErrorMiddleware(
+        declines_value_errors, budget=budget
+    ),
+    "a route's handler, under the route's budget": lambda budget: ToolErrorMiddleware(
+        routes=[Route(Exception, declines_value_errors, budget=budget)]
+    ),
+    "a route of its own, under the middleware's budget": lambda budget: ToolErrorMiddleware(
+        routes=[Route(ValueError, lambda e, r: None), Route(Exception, report_type_only)],
+        budget=budget,
+    ),
+}
+
+
+@pytest.mark.parametrize("when_spent", ["stop", "tell"])
+@pytest.mark.parametrize("declining", DECLINING)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_handler_that_declines_propagates_the_same_exception_once_the_budget_is_used(
+    path: Path, declining: str, when_spent: Literal["stop", "tell"]
+) -> None:
+    # The first failure is handled and uses the whole budget; the second is one the
+    # handler declines, so it must propagate as it is, neither stopping nor closing.
+    declined = ValueError("bad input")
+    runs: list[str] = []
+    tool = counted("svc", runs, ConnectionError("down"), declined)
+    middleware = DECLINING[declining](ErrorBudget(per_tool=1, per_run=1, when_spent=when_spent))
+    agent = agent_with([tool], [middleware], calling(lambda t: ["svc"], 4))
+
+    with pytest.raises(ValueError, match="bad input") as raised:
+        run(agent, path)
+
+    assert raised.value is declined
+    assert runs == ["svc", "svc"]
+
+
+def catches_value_errors(exc: ValueError, request: ToolCallRequest) -> str:
+    return "outer"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_declined_failure_counts_nothing_and_stops_nothing(path: Path) -> None:
+    # An outer middleware answers what the budgeted one declines. Failures: handled (1),
+    # handled (2: the budget is used), declined, declined, handled (3: over, the stop).
+    last = ConnectionError("down again")
+    raised_in_turn = (ConnectionError("1"), ConnectionError("2"), ValueError("a"), ValueError("b"))
+    runs: list[str] = []
+    outer = ToolErrorMiddleware(catches_value_errors, exceptions=ValueError, name="outer")
+    inner = ToolErrorMiddleware(declines_value_errors, budget=ErrorBudget(per_tool=2))
+    tool = counted("svc", runs, *raised_in_turn, last)
+    agent = agent_with([tool], [outer, inner], calling(lambda t: ["svc"], 9))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    assert (raised.value.count, raised.value.limit) == (3, 2)
+    assert raised.value.__cause__ is last
+    assert len(runs) == 5
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_declined_failure_closes_nothing(path: Path) -> None:
+    # As above under "tell": the declined failures reach the outer middleware and the
+    # tool stays open until the third handled failure.
+    raised_in_turn = (ConnectionError("1"), ConnectionError("2"), ValueError("a"), ValueError("b"))
+    runs: list[str] = []
+    outer = ToolErrorMiddleware(catches_value_errors, exceptions=ValueError, name="outer")
+    budget = ErrorBudget(per_tool=2, when_spent="tell", message="`{tool}` is off ({count}).")
+    inner = ToolErrorMiddleware(declines_value_errors, budget=budget)
+    tool = counted("svc", runs, *raised_in_turn, ConnectionError("3"))
+    agent = agent_with([tool], [outer, inner], calling(lambda t: ["svc"], 6))
+
+    result = run(agent, path)
+
+    assert errors(result) == [
+        "Try again.",
+        "Try again.",
+        "outer",
+        "outer",
+        "`svc` is off (3).",
+        "`svc` is off (3).",
+    ]
+    assert len(runs) == 5
+
+
 BAD_BUDGETS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     "zero": (lambda: Untyped(per_tool=0), ValueError, "at least 1"),
     "negative": (lambda: Untyped(per_run=-2), ValueError, "at least 1"),
@@ -611,6 +700,11 @@ BAD_BUDGETS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         lambda: Untyped(per_tool=1, when_spent="retry"),
         ValueError,
         '"tell"',
+    ),
+    "a when_spent that is not a str": (
+        lambda: Untyped(per_tool=3, when_spent=1),
+        TypeError,
+        "but got 1 (int)",
     ),
     "an empty message": (lambda: Untyped(per_tool=1, message=""), TypeError, "non-empty str"),
     "a message with an unknown field": (

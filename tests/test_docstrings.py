@@ -65,7 +65,7 @@ from langchain_tool_errors.handlers import (
     report_messages_of,
     report_type_only,
 )
-from langchain_tool_errors.testing import ScriptedChatModel, transcript
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel, transcript
 
 
 @tool

@@ -17,7 +17,7 @@ from langchain_core.messages import ContentBlock, ToolMessage
 from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
+from langchain_tool_errors import ErrorBudget, Route, SyncCapable, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
 from tests._agents import (
     PATHS,
@@ -362,6 +362,28 @@ BAD_ROUTES: dict[str, tuple[Any, type[Exception], str]] = {
         ValueError,
         "routes[0]",
     ),
+    "a route whose exceptions two earlier routes catch together": (
+        lambda: Untyped(
+            routes=[
+                UntypedRoute(KeyError, _handler),
+                UntypedRoute(ValueError, _handler),
+                UntypedRoute((KeyError, ValueError), _handler),
+            ]
+        ),
+        ValueError,
+        "routes[2] (Route(('KeyError', 'ValueError')",
+    ),
+    "a route whose tools two earlier routes cover together": (
+        lambda: Untyped(
+            routes=[
+                UntypedRoute(KeyError, _handler, tools=["lookup"]),
+                UntypedRoute(LookupError, _handler, tools=["search"]),
+                UntypedRoute(KeyError, _handler, tools=["search", "lookup"]),
+            ]
+        ),
+        ValueError,
+        "routes[0] and routes[1] come first and together catch",
+    ),
     "routes with a handler": (
         lambda: Untyped(_handler, routes=[UntypedRoute(Exception, _handler)]),
         TypeError,
@@ -433,16 +455,37 @@ def test_a_wrong_routes_configuration_fails_at_construction(case: str) -> None:
         build()
 
 
-def test_routes_for_other_tools_are_not_unreachable() -> None:
-    middleware = ToolErrorMiddleware(
-        routes=[
-            Route(KeyError, _handler, tools=["lookup"]),
-            Route(KeyError, _handler, tools=["search"]),
-            Route(Exception, _handler),
-        ]
-    )
+# Routes after narrower ones that still match some failure: (the routes, what reaches the
+# last one).
+REACHABLE: dict[str, list[Route[SyncCapable]]] = {
+    "a fallback after routes for some tools": [
+        Route(KeyError, _handler, tools=["lookup"]),
+        Route(KeyError, _handler, tools=["search"]),
+        Route(Exception, _handler),
+    ],
+    "a route for two types, one of them only caught for one tool": [
+        Route(KeyError, _handler, tools=["lookup"]),
+        Route(ValueError, _handler),
+        Route((KeyError, ValueError), _handler),
+    ],
+    "a route for more tools than the earlier ones cover together": [
+        Route(KeyError, _handler, tools=["lookup"]),
+        Route(KeyError, _handler, tools=["search"]),
+        Route(KeyError, _handler, tools=["lookup", "fetch"]),
+    ],
+    "a route for a base of the earlier routes' types": [
+        Route(KeyError, _handler),
+        Route(IndexError, _handler),
+        Route(LookupError, _handler),
+    ],
+}
 
-    assert len(middleware.routes) == 3
+
+@pytest.mark.parametrize("case", REACHABLE)
+def test_a_route_that_some_failure_reaches_is_accepted(case: str) -> None:
+    middleware = ToolErrorMiddleware(routes=REACHABLE[case])
+
+    assert middleware.routes == tuple(REACHABLE[case])
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -59,6 +59,19 @@ def _require_limit(argument: str, value: object) -> int | None:
     return value
 
 
+def _require_when_spent(when_spent: object) -> Literal["stop", "tell"]:
+    if when_spent == "stop":
+        return "stop"
+    if when_spent == "tell":
+        return "tell"
+    msg = (
+        f'`when_spent` must be "stop" or "tell", but got {when_spent!r} '
+        f'({type(when_spent).__name__}). "stop" ends the run with ToolErrorBudgetExceeded; '
+        '"tell" tells the model once. Write for example when_spent="tell".'
+    )
+    raise (ValueError if isinstance(when_spent, str) else TypeError)(msg)
+
+
 def _require_message(message: object) -> str:
     if not isinstance(message, str) or not message:
         msg = (
@@ -137,13 +150,7 @@ class ErrorBudget:
                 "for example ErrorBudget(per_tool=3)."
             )
             raise ValueError(msg)
-        if when_spent not in ("stop", "tell"):
-            msg = (
-                f'`when_spent` must be "stop" or "tell", but got {when_spent!r}. "stop" ends '
-                'the run with ToolErrorBudgetExceeded; "tell" tells the model once.'
-            )
-            raise ValueError(msg)
-        self.when_spent = when_spent
+        self.when_spent = _require_when_spent(when_spent)
         self.message = _require_message(message)
 
     @override

@@ -160,10 +160,8 @@ _SPENT = "\x00spent"
 """The end of the state key that marks a tool closed by a "tell" budget for the run."""
 
 
-def _with_counts(message: ToolMessage, counts: dict[str, int] | None) -> ToolMessage | Command[Any]:
-    """A handled failure's answer: the message, and the state update that counts it, if any."""
-    if counts is None:
-        return message
+def _with_counts(message: ToolMessage, counts: dict[str, int]) -> Command[Any]:
+    """A counted failure's answer: the message, and the state update that counts it."""
     return Command(update={"messages": [message], COUNTS_KEY: counts})
 
 
@@ -697,17 +695,22 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """A new run starts from zero, on the async path."""
         return {COUNTS_KEY: RESET_UPDATE}
 
-    def _spend(
-        self, exc: Exception, request: ToolCallRequest, route: int
-    ) -> dict[str, int] | Command[Any] | None:
-        """Count this failure against the budgets of its route and of the middleware.
+    def _counted(
+        self,
+        message: ToolMessage,
+        exc: Exception,
+        request: ToolCallRequest,
+        route: int,
+    ) -> ToolMessage | Command[Any]:
+        """Count a handled failure against the budgets of its route and of the middleware.
 
-        Returns the state update, or what answers the call once a budget is spent ("tell"),
-        or `None` when no budget counts this route's failures.
+        Returns the handler's message with the state update that counts it; or, once a
+        budget is spent, raises `ToolErrorBudgetExceeded` ("stop") or answers the call with
+        the budget's message instead ("tell"). A route no budget counts keeps its message.
         """
         plan = self._plans[route]
         if not plan:
-            return None
+            return message
         tool = tool_name(request)
         counts: dict[str, int] = request.state.get(COUNTS_KEY) or {}
         increments: dict[str, int] = {}
@@ -724,7 +727,7 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             elif budget.per_run is not None and run_count > budget.per_run:
                 over = (budget, prefix, owner, run_count, budget.per_run, "run")
         if over is None:
-            return increments
+            return _with_counts(message, increments)
         budget, prefix, owner, count, limit, scope = over
         if budget.when_spent == "stop":
             raise ToolErrorBudgetExceeded(tool, count, limit, scope, route=owner) from exc
@@ -749,16 +752,15 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         except GraphBubbleUp:
             raise
         except self._caught as exc:
+            # The handler decides first: its `None` re-raises the same exception and
+            # counts nothing, however spent the budget; only a handled failure is counted.
             route = self._route(exc, request)
             if route is None:
                 raise
-            spent = self._spend(exc, request, route[2])
-            if isinstance(spent, Command):
-                return spent
             message = self._handle(exc, request, route)
             if message is None:
                 raise
-            return _with_counts(message, spent)
+            return self._counted(message, exc, request, route[2])
 
     @override
     async def awrap_tool_call(
@@ -772,16 +774,14 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         except GraphBubbleUp:
             raise
         except self._caught as exc:
+            # As on the sync path, the handler decides before anything is counted.
             route = self._route(exc, request)
             if route is None:
                 raise
-            spent = self._spend(exc, request, route[2])
-            if isinstance(spent, Command):
-                return spent
             message = await self._ahandle(exc, request, route)
             if message is None:
                 raise
-            return _with_counts(message, spent)
+            return self._counted(message, exc, request, route[2])
 
 
 class _TellingToolErrorMiddleware(_BudgetedToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Generic, Never, cast, overload
 
 from typing_extensions import TypeIs, TypeVar, override
@@ -249,11 +250,48 @@ class Route(Generic[_ModeT_co]):
         )
 
 
-def shadows(earlier: Route[Any], later: Route[Any]) -> bool:
-    """Whether `earlier` matches every failure `later` would, so `later` is unreachable."""
-    mine, theirs = earlier.selected_tools, later.selected_tools
-    covers_tools = mine is None or (theirs is not None and theirs <= mine)
-    return covers_tools and all(issubclass(t, earlier.exceptions) for t in later.exceptions)
+def covering(earlier: Sequence[Route[Any]], later: Route[Any]) -> list[int] | None:
+    """The positions of earlier routes that together catch every failure `later` would.
+
+    `None` when some failure of `later` reaches it. Each of its exception types must be
+    caught, for each of its tools, by an earlier route: one for every tool, or several
+    whose tools together include all of `later`'s.
+    """
+    found: set[int] = set()
+    for exc in later.exceptions:
+        missing = later.selected_tools  # the tools still to cover; `None` for every tool
+        for position, route in enumerate(earlier):
+            tools = route.selected_tools
+            if not issubclass(exc, route.exceptions):
+                continue
+            if tools is None:
+                found.add(position)
+                break
+            if missing is not None and missing & tools:
+                found.add(position)
+                missing -= tools
+                if not missing:
+                    break
+        else:
+            return None  # some failure of this type reaches `later`
+    return sorted(found)
+
+
+def _unreachable(
+    index: int, route: Route[Any], before: list[int], checked: list[Route[Any]]
+) -> str:
+    """Why `routes[index]` can never match, naming the earlier routes that catch it all."""
+    if len(before) == 1:
+        [position] = before
+        who = f"routes[{position}] ({checked[position]!r}) comes first and already catches"
+    else:
+        names = ", ".join(f"routes[{position}]" for position in before[:-1])
+        who = f"{names} and routes[{before[-1]}] come first and together catch"
+    return (
+        f"routes[{index}] ({route!r}) can never match: {who} all of its exceptions for "
+        "its tools, as an unreachable `except` clause. Move the narrower route above the "
+        "wider ones, or remove it."
+    )
 
 
 def _is_route(value: object) -> TypeIs[Route[Any]]:
@@ -283,15 +321,8 @@ def require_routes(routes: object) -> tuple[Route[Any], ...]:
                 "in a Route with the exceptions it catches: Route(KeyError, handler)."
             )
             raise TypeError(msg)
-        typed = route
-        for position, earlier in enumerate(checked):
-            if shadows(earlier, typed):
-                msg = (
-                    f"routes[{index}] ({typed!r}) can never match: routes[{position}] "
-                    f"({earlier!r}) comes first and already catches all of its exceptions "
-                    "for its tools, as an unreachable `except` clause. Move the narrower "
-                    "route above the wider one, or remove it."
-                )
-                raise ValueError(msg)
-        checked.append(typed)
+        before = covering(checked, route)
+        if before is not None:
+            raise ValueError(_unreachable(index, route, before, checked))
+        checked.append(route)
     return tuple(checked)

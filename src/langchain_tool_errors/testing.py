@@ -35,7 +35,7 @@ Example:
 
 from __future__ import annotations
 
-from _langchain_tool_errors.scripted_model import ScriptedChatModel, ScriptStep
+from _langchain_tool_errors.scripted_model import Repeat, ScriptedChatModel, ScriptStep
 from _langchain_tool_errors.transcript import transcript
 
-__all__ = ["ScriptStep", "ScriptedChatModel", "transcript"]
+__all__ = ["Repeat", "ScriptStep", "ScriptedChatModel", "transcript"]

@@ -1,0 +1,151 @@
+"""The offline chat model: its script, repeated steps, and what it says when it runs out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel, transcript
+from tests._agents import PATHS, Agent, Path, call, failing_tool, run
+
+UntypedRepeat: Any = Repeat
+
+
+def converse(model: ScriptedChatModel, turns: int) -> list[AIMessage]:
+    """The model's first `turns` replies, each added to the conversation before the next."""
+    messages: list[BaseMessage] = [HumanMessage("go")]
+    replies: list[AIMessage] = []
+    for _ in range(turns):
+        reply = model.invoke(messages)
+        replies.append(reply)
+        messages.append(reply)
+    return replies
+
+
+def calls_weather() -> AIMessage:
+    return AIMessage("", tool_calls=[call("weather", "c")])
+
+
+def test_a_repeated_step_answers_as_many_calls_as_times_then_the_script_goes_on() -> None:
+    model = ScriptedChatModel(
+        script=[AIMessage("first"), Repeat(calls_weather(), times=3), AIMessage("last")]
+    )
+
+    replies = converse(model, 5)
+
+    assert [reply.content for reply in replies] == ["first", "", "", "", "last"]
+    assert [[c["id"] for c in reply.tool_calls] for reply in replies[1:4]] == [
+        ["c-1"],
+        ["c-2"],
+        ["c-3"],
+    ]
+
+
+def test_a_repeat_without_times_answers_every_later_call() -> None:
+    model = ScriptedChatModel(script=[AIMessage("first"), Repeat(calls_weather())])
+
+    replies = converse(model, 40)
+
+    assert replies[0].content == "first"
+    assert [reply.tool_calls[0]["id"] for reply in replies[1:]] == [f"c-{n}" for n in range(1, 40)]
+
+
+def test_a_repeated_function_step_is_called_each_time_with_the_conversation() -> None:
+    seen: list[int] = []
+
+    def reply(messages: Sequence[BaseMessage]) -> AIMessage:
+        seen.append(len(messages))
+        return AIMessage(f"reply to {len(messages)} messages")
+
+    replies = converse(ScriptedChatModel(script=[Repeat(reply, times=2), AIMessage("end")]), 3)
+
+    assert seen == [1, 2]
+    assert [r.content for r in replies] == [
+        "reply to 1 messages",
+        "reply to 2 messages",
+        "end",
+    ]
+
+
+def test_a_script_that_runs_out_says_how_many_calls_it_answers_and_how_to_fix_it() -> None:
+    model = ScriptedChatModel(script=[AIMessage("one"), Repeat(AIMessage("more"), times=2)])
+    converse(model, 3)
+
+    with pytest.raises(IndexError) as raised:
+        converse(model, 4)
+
+    assert str(raised.value) == (
+        "the script answers 3 model calls; model call 4 has no step. Add steps, or end the "
+        "script with Repeat(step) to answer every later call."
+    )
+
+
+def test_an_endless_repeat_before_other_steps_is_refused() -> None:
+    with pytest.raises(ValueError, match=re.escape("script[1] is Repeat(")) as raised:
+        ScriptedChatModel(script=[AIMessage("a"), Repeat(AIMessage("b")), AIMessage("c")])
+
+    assert "the 1 step(s) after it would never play" in str(raised.value)
+    assert "Give it times=N, or make it the last step." in str(raised.value)
+
+
+BAD_REPEATS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
+    "a step that is neither a message nor a function": (
+        lambda: UntypedRepeat("call the tool"),
+        TypeError,
+        "but got 'call the tool' (str)",
+    ),
+    "times as a str": (
+        lambda: UntypedRepeat(AIMessage("x"), times="3"),
+        TypeError,
+        "`times` must be a positive int or None, but got '3' (str)",
+    ),
+    "times as a bool": (lambda: UntypedRepeat(AIMessage("x"), times=True), TypeError, "(bool)"),
+    "times zero": (
+        lambda: UntypedRepeat(AIMessage("x"), times=0),
+        ValueError,
+        "`times` must be at least 1, but got 0",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_REPEATS)
+def test_a_wrong_repeat_fails_at_construction(case: str) -> None:
+    build, error, words = BAD_REPEATS[case]
+
+    with pytest.raises(error, match=re.escape(words)):
+        build()
+
+
+def test_the_repr_of_a_repeat_shows_its_step_and_times() -> None:
+    assert repr(Repeat(AIMessage("x"), times=2)) == f"Repeat({AIMessage('x')!r}, times=2)"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_model_that_keeps_calling_a_broken_tool_is_one_step_stopped_by_a_budget(
+    path: Path,
+) -> None:
+    # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    model = ScriptedChatModel(script=[Repeat(calls_weather())])
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3))
+    agent: Agent = create_agent(
+        model, tools=[failing_tool("weather", LookupError("x"))], middleware=[middleware]
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    assert raised.value.count == 4
+
+
+def test_a_transcript_shows_a_system_message_by_its_type() -> None:
+    lines = transcript([SystemMessage("Be brief."), HumanMessage("hi"), AIMessage("hello")])
+
+    assert lines.splitlines() == ["system     Be brief.", "user       hi", "assistant  hello"]

@@ -88,6 +88,17 @@ def test_the_wheel_holds_the_typed_package_and_its_license_and_no_tests(dist: Pa
     FIGURES.append(f"wheel: {len(names)} files: {', '.join(sorted(names))}")
 
 
+def test_the_readme_installs_build_before_it_builds_the_wheel_it_installs(dist: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = readme[readme.index("## Install") : readme.index("## Quick start")]
+    [command] = [line for line in install.splitlines() if "python -m build" in line]
+    steps = [step.strip() for step in command.split("&&")]
+
+    assert steps[0] == "pip install build"
+    assert steps[1].startswith("python -m build --wheel ")
+    assert steps[2].endswith(f"/dist/{_wheel(dist).name}")
+
+
 def test_the_sdist_holds_the_license(dist: Path) -> None:
     [sdist] = dist.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:

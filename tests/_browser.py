@@ -2,12 +2,12 @@
 
 Both come from the distribution's packages (`apt-get install chromium chromium-driver`;
 `.ci/run` installs them), never from a browser build that downloads itself: selenium is
-given the driver's path, so its driver manager has nothing to fetch.
+given the driver's path, so its driver manager has nothing to fetch. `tests/_chromium.py`
+finds the two programs, and decides what the tests do where they are missing.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +20,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
-_BROWSERS = ("chromium", "chromium-browser")
+from tests._chromium import Chromium
+
 _TIMEOUT = 30.0
 
 
@@ -100,23 +101,11 @@ class Browser:
         self._driver.save_screenshot(str(path))
 
 
-def _executable(names: tuple[str, ...], package: str) -> str:
-    for name in names:
-        found = shutil.which(name)
-        if found is not None:
-            return found
-    msg = (
-        f"{names[0]} is not installed. The docs' browser test needs Debian's chromium and "
-        f"its driver: `apt-get install chromium chromium-driver` (the {package} package)."
-    )
-    raise RuntimeError(msg)
-
-
 @contextmanager
-def open_browser() -> Generator[Browser]:
-    """A headless chromium session, closed afterwards."""
+def open_browser(chromium: Chromium) -> Generator[Browser]:
+    """A headless session of the given chromium, closed afterwards."""
     options = webdriver.ChromeOptions()
-    options.binary_location = _executable(_BROWSERS, "chromium")
+    options.binary_location = chromium.browser
     for argument in (
         "--headless=new",
         "--no-sandbox",  # CI runs as root, where chromium's sandbox cannot start
@@ -126,7 +115,7 @@ def open_browser() -> Generator[Browser]:
     ):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = Service(_executable(("chromedriver",), "chromium-driver"))
+    service = Service(chromium.driver)
     driver = webdriver.Chrome(options=options, service=service)
     try:
         yield Browser(driver)

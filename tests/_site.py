@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import html.parser
 import http.server
 import threading
 import time
@@ -49,6 +50,116 @@ def inventory(site: Path) -> list[str]:
         start = data.index(b"\n", start) + 1
     lines = zlib.decompress(data[start:]).decode("utf-8").splitlines()
     return [line.split(" ", 1)[0] for line in lines if line.strip()]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One part of an API entry as rendered, with the words a reader sees in it."""
+
+    kind: str
+    """`prose` (a paragraph), `example` (a code block), `bases`, `signature` or `table`."""
+    text: str
+    owner: str
+    """The entry it belongs to (`langchain_tool_errors.Route`); empty outside any entry."""
+    owner_kind: str
+    """`class`, `function`, `attribute` or `module`; empty outside any entry."""
+    unlinked: tuple[str, ...]
+    """The full paths of the names shown without a link (mkdocstrings gives them a title)."""
+
+
+# Elements that never have an end tag.
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta"})
+_KINDS = ("class", "function", "attribute", "module")
+
+
+class _ApiReader(html.parser.HTMLParser):
+    """Cuts what mkdocstrings rendered into `Block`s, in the order of the page.
+
+    mkdocstrings puts each entry in a `div.doc-object` (`doc-class`, `doc-function`, ...)
+    whose heading carries the entry's path as its id; its docstring goes in a
+    `div.doc-contents`, a signature in a `div.doc-signature`, the bases in a
+    `p.doc-class-bases`, and the parameters in a `table`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[Block] = []
+        self._open: list[tuple[str, set[str]]] = []
+        self._entries: list[list[str]] = []  # [path, kind] of each open entry
+        self._block: tuple[str, int] | None = None  # its kind, and its depth in _open
+        self._text: list[str] = []
+        self._unlinked: list[str] = []
+
+    def _inside(self, name: str) -> bool:
+        """Whether an open element has this tag name or CSS class."""
+        return any(name == tag or name in classes for tag, classes in self._open)
+
+    def _kind_of(self, tag: str, classes: set[str]) -> str | None:
+        if tag == "div" and "doc-signature" in classes:
+            return "signature"
+        if tag == "p" and "doc-class-bases" in classes:
+            return "bases"
+        if not self._inside("doc-contents"):
+            return None
+        if tag == "table":
+            return "table"
+        if tag == "div" and "highlight" in classes:
+            return "example"
+        if tag == "p" and not self._inside("admonition"):
+            return "prose"
+        return None
+
+    @override
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _VOID:
+            return
+        attributes = dict(attrs)
+        classes = set((attributes.get("class") or "").split())
+        self._open.append((tag, classes))
+        if tag == "div" and "doc-object" in classes:
+            entry_kind = next((kind for kind in _KINDS if f"doc-{kind}" in classes), "")
+            self._entries.append(["", entry_kind])
+        elif "doc-heading" in classes and self._entries and not self._entries[-1][0]:
+            self._entries[-1][0] = attributes.get("id") or ""
+        title = attributes.get("title")
+        if self._block is None:
+            block_kind = self._kind_of(tag, classes)
+            if block_kind is not None:
+                self._block = (block_kind, len(self._open))
+                self._text.clear()
+                self._unlinked.clear()
+        elif tag == "span" and title and not self._inside("a"):
+            self._unlinked.append(title)
+
+    @override
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _VOID or all(opened != tag for opened, _ in self._open):
+            return
+        while self._open:
+            opened, classes = self._open.pop()
+            if self._block is not None and len(self._open) < self._block[1]:
+                path, kind = self._entries[-1] if self._entries else ("", "")
+                text = " ".join("".join(self._text).split())
+                unlinked = tuple(self._unlinked)
+                self.blocks.append(Block(self._block[0], text, path, kind, unlinked))
+                self._block = None
+            if opened == "div" and "doc-object" in classes:
+                self._entries.pop()
+            if opened == tag:
+                break
+
+    @override
+    def handle_data(self, data: str) -> None:
+        if self._block is not None:
+            self._text.append(data)
+
+
+def api_blocks(page: Path) -> list[Block]:
+    """The parts of the API entries on a built page, in the order a reader meets them."""
+    reader = _ApiReader()
+    reader.feed(page.read_text(encoding="utf-8"))
+    reader.close()
+    return reader.blocks
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

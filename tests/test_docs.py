@@ -4,16 +4,25 @@
   fails it), and a planted broken link must make it fail, so the strictness is real.
 - Every public name (`__all__` of the package, `handlers` and `testing`) has an entry in
   the API reference, and the reference documents no other top-level name.
+- No rendered signature, list of bases or parameter table, on any page, shows a private
+  name (`_C`, `_ModeT_co`) or an internal name without an entry of its own; and each class
+  opens with its docstring's summary and example, before its signatures.
 - Debian's headless `chromium`, driven through `chromedriver`, opens the landing page, a
   guide and a reference page served on loopback: each renders its heading and highlighted
   code, loads every asset it asks for (from this host only) and logs no console error; the
   site's search finds `report_type_only`. One screenshot per page is kept in a temporary
-  directory, named in the figures.
+  directory, named in the figures. Without chromium those tests skip, naming the install
+  command, unless `CI` is set (`.ci/run` sets it): there a missing browser is an error.
 """
 
 from __future__ import annotations
 
+import inspect
+import os
+import pydoc
+import re
 import shutil
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,8 +31,9 @@ import pytest
 
 import langchain_tool_errors
 from langchain_tool_errors import handlers, testing
+from tests._chromium import INSTALL, Chromium, find_chromium
 from tests._processes import ROOT
-from tests._site import Build, build, inventory, served
+from tests._site import Build, api_blocks, build, inventory, served
 from tests.conftest import FIGURES
 
 if TYPE_CHECKING:
@@ -96,12 +106,154 @@ def test_every_public_name_has_a_reference_entry_and_nothing_else_does(site: Bui
     )
 
 
+BROWSER = "/usr/bin/chromium"
+DRIVER = "/usr/bin/chromedriver"
+
+# What is on PATH, and what a run outside CI says is missing.
+MISSING = [
+    pytest.param({}, "chromium and chromedriver", id="neither"),
+    pytest.param({"chromium": BROWSER}, "chromedriver", id="no driver"),
+    pytest.param({"chromedriver": DRIVER}, "chromium", id="no browser"),
+]
+# Environments outside CI: no `CI`, or an empty one.
+NOT_CI = [pytest.param({}, id="CI unset"), pytest.param({"CI": ""}, id="CI empty")]
+# Environments in CI: `.ci/run` sets CI=1 and hosted runners CI=true.
+IN_CI = [pytest.param({"CI": "1"}, id="CI=1"), pytest.param({"CI": "true"}, id="CI=true")]
+
+
+@pytest.mark.parametrize("environ", NOT_CI)
+@pytest.mark.parametrize(("installed", "missing"), MISSING)
+def test_without_chromium_outside_ci_the_browser_tests_skip_naming_the_install_command(
+    environ: dict[str, str], installed: dict[str, str], missing: str
+) -> None:
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        find_chromium(environ, installed.get)
+
+    assert f"{missing} not found on PATH" in str(skipped.value)
+    assert INSTALL in str(skipped.value)
+
+
+@pytest.mark.parametrize("environ", IN_CI)
+@pytest.mark.parametrize(("installed", "missing"), MISSING)
+def test_without_chromium_in_ci_the_browser_tests_fail_naming_what_is_missing(
+    environ: dict[str, str], installed: dict[str, str], missing: str
+) -> None:
+    with pytest.raises(RuntimeError, match=f"^{missing} not found on PATH") as failed:
+        find_chromium(environ, installed.get)
+
+    assert INSTALL in str(failed.value)
+    assert "CI is set" in str(failed.value)
+
+
+@pytest.mark.parametrize("environ", [*NOT_CI, *IN_CI])
+@pytest.mark.parametrize(
+    ("installed", "found"),
+    [
+        pytest.param(
+            {"chromium": BROWSER, "chromedriver": DRIVER},
+            Chromium(BROWSER, DRIVER),
+            id="chromium",
+        ),
+        pytest.param(
+            {"chromium-browser": "/usr/bin/chromium-browser", "chromedriver": DRIVER},
+            Chromium("/usr/bin/chromium-browser", DRIVER),
+            id="chromium-browser",
+        ),
+    ],
+)
+def test_with_chromium_and_its_driver_the_browser_tests_run_in_and_outside_ci(
+    environ: dict[str, str], installed: dict[str, str], found: Chromium
+) -> None:
+    assert find_chromium(environ, installed.get) == found
+
+
 @pytest.fixture(scope="module")
 def browser(site: Build) -> Iterator[tuple[Browser, str, list[str]]]:
+    # Without chromium: a skip naming the install command, or an error where CI is set.
+    chromium = find_chromium(os.environ, shutil.which)
     from tests._browser import open_browser
 
-    with served(site.site) as (url, missing), open_browser() as opened:
+    with served(site.site) as (url, missing), open_browser(chromium) as opened:
         yield opened, url, missing
+
+
+# A name a reader is not meant to see: `_C`, `_E1`, `_ModeT_co`, `_Handlers`, or the `_x` of
+# `module._x`; dunders such as `__init__` are documented Python names, not private ones.
+PRIVATE_NAME = re.compile(r"(?<!\w)_\w+")
+DUNDER = re.compile(r"__\w+__")
+# mkdocstrings links every name that has an entry; a name of the implementation package
+# shown without a link (`StoredHandler`) is internal and documented nowhere.
+IMPLEMENTATION = langchain_tool_errors.ToolErrorMiddleware.__module__.split(".")[0] + "."
+API_PARTS = ("signature", "bases", "table")
+
+
+def test_no_signature_bases_or_parameter_table_shows_a_private_or_internal_name(
+    site: Build,
+) -> None:
+    found: list[str] = []
+    checked: Counter[str] = Counter()
+    for page in sorted(site.site.rglob("*.html")):
+        for block in api_blocks(page):
+            if block.kind not in API_PARTS:
+                continue
+            checked[block.kind] += 1
+            private = {
+                name for name in PRIVATE_NAME.findall(block.text) if not DUNDER.fullmatch(name)
+            }
+            internal = {path for path in block.unlinked if path.startswith(IMPLEMENTATION)}
+            if private or internal:
+                where = f"{page.relative_to(site.site).as_posix()}, {block.owner} ({block.kind})"
+                found.append(f"{where}: {sorted(private | internal)}")
+
+    assert checked["signature"] > 20, f"too few signatures found: {checked}"
+    assert checked["table"] > 10, f"too few tables found: {checked}"
+    assert found == [], "\n".join(found)
+    FIGURES.append(
+        f"docs: {checked['signature']} signatures, {checked['bases']} lists of bases and "
+        f"{checked['table']} parameter tables without a private or internal name"
+    )
+
+
+def _summary_and_example(docstring: str) -> tuple[str, str | None]:
+    """A docstring's first paragraph and its first example, as a page shows their words."""
+    summary = " ".join(docstring.split("\n\n", 1)[0].replace("`", "").split())
+    example = re.search(r"```python\n(.*?)```", docstring, re.DOTALL)
+    return summary, None if example is None else " ".join(example[1].split())
+
+
+def test_every_class_in_the_reference_shows_its_summary_and_example_before_its_signatures(
+    site: Build,
+) -> None:
+    wrong: list[str] = []
+    example_then_signature: list[str] = []
+    for page in sorted((site.site / "reference").glob("*.html")):
+        blocks = api_blocks(page)
+        for owner in dict.fromkeys(b.owner for b in blocks if b.owner_kind == "class"):
+            own = [block for block in blocks if block.owner == owner]
+            order = [block.kind for block in own]
+            summary, example = _summary_and_example(inspect.getdoc(pydoc.locate(owner)) or "")
+            signature = order.index("signature") if "signature" in order else len(own)
+            shown = [
+                i for i, block in enumerate(own) if (block.kind, block.text) == ("example", example)
+            ]
+            opening = (own[0].kind, own[0].text) if own else ("nothing", "")
+
+            if not summary or opening != ("prose", summary):
+                wrong.append(
+                    f"{owner} opens with {opening[0]} {opening[1][:50]!r}, not its summary"
+                )
+            elif example is not None and not (shown and shown[0] < signature):
+                wrong.append(f"{owner} shows its example after its first signature: {order}")
+            elif example is not None and signature < len(own):
+                example_then_signature.append(owner)
+
+    assert wrong == [], "\n".join(wrong)
+    # Above all the middleware, whose constructor has one signature per call shape.
+    assert "langchain_tool_errors.ToolErrorMiddleware" in example_then_signature
+    FIGURES.append(
+        f"docs: {len(example_then_signature)} classes in the reference show their summary and "
+        "example before their signatures"
+    )
 
 
 @pytest.fixture(scope="module")

@@ -75,7 +75,7 @@ def test_checker_reports_nothing_and_every_rejected_case_is_an_error(checker: st
     assert clean in output
     assert "warning" not in output.replace("0 warnings", ""), output
     FIGURES.append(
-        f"{checker}: clean over src/, tests/, benchmarks/ and examples/; "
+        f"{checker}: clean over src/, tests/, benchmarks/, examples/ and docs/mkdocstrings/; "
         f"{_must_pass_statements()} must-pass statements, "
         f"{_must_fail_lines(marker)} must-fail lines"
     )
@@ -104,8 +104,9 @@ def test_src_has_no_bare_ignores_and_every_ignore_says_why() -> None:
 
 
 def test_ruff_lint_and_format_are_clean() -> None:
-    lint = _run("ruff", "check", "src", "tests", "benchmarks", "examples")
-    form = _run("ruff", "format", "--check", "src", "tests", "benchmarks", "examples")
+    code = ("src", "tests", "benchmarks", "examples", "docs/mkdocstrings")
+    lint = _run("ruff", "check", *code)
+    form = _run("ruff", "format", "--check", *code)
 
     assert lint.returncode == 0, lint.stdout + lint.stderr
     assert form.returncode == 0, form.stdout + form.stderr

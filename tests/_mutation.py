@@ -1,12 +1,13 @@
 """Mutation testing of the core: `python -m tests._mutation` (a developer's command, not CI).
 
-mutmut (configured under `[tool.mutmut]` in pyproject.toml) mutates `middleware.py`,
-`checks.py`, `handlers.py`, `routes.py` and `budget.py` (in `src/_langchain_tool_errors/`)
-and runs the fast behaviour tests against each mutant. It skips decorated functions, and
-the middleware's hooks carry `@override`, so this runner works on a copy of the repository
-in which the `@override` lines of `middleware.py`, `routes.py` and `budget.py` are removed
-first (at run time `override` only sets `__override__`
-on the function; nothing reads it). The hooks' logic is then mutated like every other function.
+mutmut (configured under `[tool.mutmut]` in pyproject.toml) mutates the modules its
+`only_mutate` lists (in `src/_langchain_tool_errors/`: the middleware, its three stages,
+routes, budgets, the runtime checks and the safe handlers) and runs the fast behaviour
+tests against each mutant. It skips decorated functions, and the middleware's hooks carry
+`@override`, so this runner works on a copy of the repository in which the `@override`
+lines of `middleware.py`, `routes.py` and `budget.py` are removed first (at run time
+`override` only sets `__override__` on the function; nothing reads it). The hooks' logic
+is then mutated like every other function.
 
 Prints mutmut's survivors and one summary line: killed / total, and what survived. The copy
 is left in a temporary directory, named at the end, for `mutmut show` and `mutmut browse`.

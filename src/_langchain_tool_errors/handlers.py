@@ -14,7 +14,7 @@ from _langchain_tool_errors.checks import (
     require_handler_to_wrap,
 )
 from _langchain_tool_errors.handler_types import AOnError, OnError, ToolErrorContent
-from _langchain_tool_errors.middleware import tool_name
+from _langchain_tool_errors.tool_calls import tool_name
 
 __all__ = ["LOGGER", "alog_handled", "log_handled", "report_messages_of", "report_type_only"]
 

@@ -3,37 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, Literal, Never, TypeAlias, cast, overload
+from typing import Any, Generic, Never, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, TracePolicy, omit_payload
 from typing_extensions import TypeVar, override
 
-from _langchain_tool_errors.budget import (
-    COUNTS_KEY,
-    RESET_UPDATE,
-    BudgetState,
-    ErrorBudget,
-    ToolErrorBudgetExceeded,
-)
+from _langchain_tool_errors.budget import COUNTS_KEY, RESET_UPDATE, BudgetState, ErrorBudget
 from _langchain_tool_errors.checks import (
     reject_async_on_error,
     reject_with_routes,
     require_a_handler,
-    require_awaitable,
     require_budget,
     require_callable,
-    require_content,
     require_exception_types,
     require_name,
-    require_tool_call_id,
-    require_tool_name,
     require_tool_selection,
 )
-from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
+from _langchain_tool_errors.control_flow import GraphBubbleUp
+from _langchain_tool_errors.counting import Accounts
 from _langchain_tool_errors.handler_types import (
     AOnError,
     AsyncOnly,
@@ -45,6 +36,8 @@ from _langchain_tool_errors.handler_types import (
     ToolErrorContent,
     ToolSelection,
 )
+from _langchain_tool_errors.handling import ahandle, handle
+from _langchain_tool_errors.route_table import RouteTable, except_clause, widest
 from _langchain_tool_errors.routes import Route, require_routes
 
 _ContentT_co = TypeVar(
@@ -59,122 +52,11 @@ _E = TypeVar("_E", bound=Exception)
 _M = TypeVar("_M", bound=HandlerMode)
 
 
-# A route's handlers as the hooks call them, and the route's position: with `Any`
-# exception, since the `except` clause only lets through instances of the route's
-# `exceptions`, which the overloads tie to the handler's exception type (see
-# `StoredHandler`). The position finds the budgets that count the route's failures.
-_Handlers: TypeAlias = tuple["OnError[Any, Any] | None", "AOnError[Any, Any] | None", int]
-_Compiled: TypeAlias = tuple[tuple[type[Exception], ...], frozenset[str] | None, _Handlers]
-# The budgets that count one route's failures, each with the prefix of its state keys and
-# the position of the route it belongs to (`None` for the middleware's): the route's own
-# first, then the middleware's.
-_Plan: TypeAlias = tuple[tuple[ErrorBudget, str, "int | None"], ...]
-
-
-def _compile(routes: tuple[Route[Any], ...]) -> tuple[_Compiled, ...]:
-    """The routes as plain tuples, the form the hooks read after a failure."""
-    # A route exposes its handlers typed for `Never` exceptions (its exception type is
-    # covariant); each was checked against the route's `exceptions`, which are the only
-    # exceptions it is given, so calling it with `Any` is what the overloads proved safe.
-    return tuple(
-        (
-            route.exceptions,
-            route.selected_tools,
-            (
-                cast("OnError[Any, Any] | None", route.on_error),  # see the comment above
-                cast("AOnError[Any, Any] | None", route.aon_error),  # see the comment above
-                index,
-            ),
-        )
-        for index, route in enumerate(routes)
-    )
-
-
-def _first_match(compiled: tuple[_Compiled, ...], exc: Exception, name: str) -> _Handlers | None:
-    """The handlers of the first compiled route that matches, as an `except` clause would."""
-    for exceptions, names, handlers in compiled:
-        if isinstance(exc, exceptions) and (names is None or name in names):
-            return handlers
-    return None
-
-
-def _plans(
-    name: str, budget: ErrorBudget | None, routes: tuple[Route[Any], ...]
-) -> tuple[_Plan, ...]:
-    """For each route, the budgets that count its failures, with their state-key prefixes.
-
-    The keys of one middleware start with its name, which is unique in an agent, so two
-    budgeted middleware never share a count.
-    """
-    shared: _Plan = () if budget is None else ((budget, f"{name}\x00", None),)
-    return tuple(
-        (
-            ((route.budget, f"{name}\x00routes[{index}]\x00", index),)
-            if route.budget is not None
-            else ()
-        )
-        + shared
-        for index, route in enumerate(routes)
-    )
-
-
-def _except_clause(types: tuple[type[Exception], ...]) -> tuple[type[Exception], ...]:
-    """What the hooks' `except` clause catches, before a failure is routed.
-
-    The configured types, so that a catch-all makes it one check, unless one of them has a
-    custom metaclass: an `except` clause matches by real inheritance only and so misses the
-    classes registered with an ABC, which `isinstance` (what routing uses) sees. Then the
-    clause catches every `Exception`, and routing re-raises what no route matches.
-    """
-    if all(type(exc) is type for exc in types):
-        return types
-    return (Exception,)
-
-
-_CACHE_SIZE = 1024
-"""How many (exception type, tool name) pairs a routed middleware remembers the route of."""
-
-
-def _cache_for(routes: tuple[Route[Any], ...]) -> dict[tuple[type, str], _Handlers | None] | None:
-    """An empty route cache where the route only depends on the exception's type and tool.
-
-    That holds for several routes whose exception classes are plain classes: an `isinstance`
-    check against them depends on the class alone. A metaclass with `__instancecheck__`
-    (an ABC with registered classes) could answer differently over time, so such routes
-    and a single route (one check, cheaper than a lookup) are matched afresh each time.
-    """
-    plain = all(type(exc) is type for route in routes for exc in route.exceptions)
-    return {} if len(routes) > 1 and plain else None
-
-
 _ASYNC_ONLY = (
     "{name} has only an async handler (`aon_error`), and the agent is running on the sync "
     "path (invoke/stream). Run the agent with `ainvoke`/`astream`, or also pass a sync "
     "`on_error`."
 )
-
-
-_ERROR_TEMPLATE = ToolMessage(content="", tool_call_id="template", status="error")
-
-_SPENT = "\x00spent"
-"""The end of the state key that marks a tool closed by a "tell" budget for the run."""
-
-
-def _with_counts(message: ToolMessage, counts: dict[str, int]) -> Command[Any]:
-    """A counted failure's answer: the message, and the state update that counts it."""
-    return Command(update={"messages": [message], COUNTS_KEY: counts})
-
-
-def _unavailable(budget: ErrorBudget, tool_call_id: str, tool: str, count: int) -> ToolMessage:
-    """The message a "tell" budget answers a closed tool's calls with."""
-    content = budget.message.format(tool=tool, count=count)
-    return ToolMessage(content=content, tool_call_id=tool_call_id, name=tool, status="error")
-
-
-def tool_name(request: ToolCallRequest) -> str:
-    """The name of the tool a request calls: its `BaseTool`'s, else the name the model gave."""
-    tool = request.tool
-    return tool.name if tool is not None else request.tool_call["name"]
 
 
 class ToolErrorMiddleware(
@@ -349,11 +231,13 @@ class ToolErrorMiddleware(
             checked_routes = ()
         budgets = [checked_budget, *(route.budget for route in checked_routes)]
         if any(budgets):
-            # The budgets' hooks (a reset at the start of each run, the counting, and for
-            # "tell" the answers to closed tools) live in subclasses: langchain adds a graph
-            # node for `before_agent` or `after_model` only to middleware whose class defines
-            # it, so a middleware without a budget runs as before. The class is chosen
-            # before any attribute is set, so attribute access stays fast.
+            # Why a subclass, chosen here: langchain adds a graph node for `before_agent`
+            # or `after_model` only to middleware whose class defines it, so the budgets'
+            # hooks (a reset at the start of each run; for "tell", the answers to closed
+            # tools) must live in a class of their own for a middleware without a budget
+            # to keep the plain graph, while users only ever construct and annotate
+            # `ToolErrorMiddleware`. Choosing it before any attribute is set keeps
+            # attribute access fast. The tool-call hooks are the same in every class.
             telling = any(spent.when_spent == "tell" for spent in budgets if spent)
             chosen = _TellingToolErrorMiddleware if telling else _BudgetedToolErrorMiddleware
             object.__setattr__(self, "__class__", chosen)
@@ -363,49 +247,36 @@ class ToolErrorMiddleware(
         self._budget = checked_budget
         self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
         if checked_routes:
-            self._set_routes(checked_routes)
-            self._sync_capable = all(route.on_error is not None for route in self._routes)
             self._on_error = None
             self._aon_error = None
             self._tool_names = None
-            # Every type some route catches, less those another of them already covers. The
-            # overload types a routed middleware's exception parameter as `Exception`.
-            caught = {exc for route in self._routes for exc in route.exceptions}
-            widest = [exc for exc in caught if not issubclass(exc, tuple(caught - {exc}))]
-            self._exceptions = cast("tuple[type[_ExcT_co], ...]", tuple(widest))
-            self._caught = _except_clause(self._exceptions)
-            return
-        require_a_handler(on_error, aon_error)
-        require_callable("on_error", on_error)
-        require_callable("aon_error", aon_error)
-        reject_async_on_error(on_error)
-        # The overloads tie the handlers' content type and `exceptions=` to the class's
-        # type parameters; the implementation's signature cannot name them (mypy checks it
-        # against every overload), so the casts restate what the overloads proved.
-        self._on_error = cast("OnError[_ContentT_co, Any] | None", on_error)
-        self._aon_error = cast("AOnError[_ContentT_co, Any] | None", aon_error)
-        self._exceptions = cast("tuple[type[_ExcT_co], ...]", require_exception_types(exceptions))
-        self._tool_names = require_tool_selection(tools)
-        self._sync_capable = on_error is not None
-        # The same configuration as one route, so that the hooks route every failure alike.
-        # Its arguments were checked above and are typed `Any` for the overloads' sake.
-        self._caught = _except_clause(self._exceptions)
-        given: Any = (exceptions, on_error, aon_error, tools)
-        self._set_routes((Route(given[0], given[1], aon_error=given[2], tools=given[3]),))
-
-    def _set_routes(self, routes: tuple[Route[Any], ...]) -> None:
-        """Keep the checked routes, and the forms the hooks read them in after a failure."""
-        self._routes = routes
-        self._compiled = _compile(routes)
-        self._cache = _cache_for(routes)
-        self._plans = _plans(self._name, self._budget, routes)
-        self._telling = tuple(
-            dict.fromkeys(
-                (budget, prefix)
-                for plan in self._plans
-                for budget, prefix, _ in plan
-                if budget.when_spent == "tell"
-            )
+            # The overload types a routed middleware's exception parameter as `Exception`.
+            self._exceptions = cast("tuple[type[_ExcT_co], ...]", widest(checked_routes))
+        else:
+            require_a_handler(on_error, aon_error)
+            require_callable("on_error", on_error)
+            require_callable("aon_error", aon_error)
+            reject_async_on_error(on_error)
+            # The overloads tie the handlers' content type and `exceptions=` to the class's
+            # type parameters; the implementation's signature cannot name them (mypy checks
+            # it against every overload), so the casts restate what the overloads proved.
+            self._on_error = cast("OnError[_ContentT_co, Any] | None", on_error)
+            self._aon_error = cast("AOnError[_ContentT_co, Any] | None", aon_error)
+            checked = require_exception_types(exceptions)
+            self._exceptions = cast("tuple[type[_ExcT_co], ...]", checked)
+            self._tool_names = require_tool_selection(tools)
+            # The same configuration as one route, so that the hooks route every failure
+            # alike. Its arguments were checked above; `Any` for the overloads' sake.
+            given: Any = (exceptions, on_error, aon_error, tools)
+            checked_routes = (Route(given[0], given[1], aon_error=given[2], tools=given[3]),)
+        self._routes = checked_routes
+        self._sync_capable = all(route.on_error is not None for route in checked_routes)
+        # What the hooks read after a failure: the `except` clause, the routing table, and
+        # the budgets' accounts (`None` without a budget, so nothing is counted).
+        self._caught = except_clause(self._exceptions)
+        self._table = RouteTable(checked_routes)
+        self._accounts = (
+            Accounts(self._name, checked_budget, checked_routes) if any(budgets) else None
         )
 
     @property
@@ -526,43 +397,6 @@ class ToolErrorMiddleware(
             f"exceptions={exceptions}, tools={tools}, {budget}name={self._name!r})"
         )
 
-    def _route(self, exc: Exception, request: ToolCallRequest) -> _Handlers | None:
-        """The handlers of the first route that matches this failure, or `None` to re-raise.
-
-        An invalid resume value is never routed: the human, not the model, must answer it.
-        """
-        if is_invalid_resume(exc):
-            return None
-        name = tool_name(request)
-        cache = self._cache
-        if cache is None:
-            return _first_match(self._compiled, exc, name)
-        key = (type(exc), name)
-        if key in cache:
-            return cache[key]
-        found = _first_match(self._compiled, exc, name)
-        if len(cache) < _CACHE_SIZE:
-            cache[key] = found
-        return found
-
-    def _error_message(
-        self, argument: str, content: object, exc: Exception, request: ToolCallRequest
-    ) -> ToolMessage:
-        name = tool_name(request)
-        # Every field is checked above, so the message is copied from a validated template
-        # rather than validated again by pydantic (a third of the cost); the dicts are fresh
-        # so no two messages share one. tests/test_middleware.py compares the result with a
-        # ToolMessage built the ordinary way.
-        return _ERROR_TEMPLATE.model_copy(
-            update={
-                "content": require_content(argument, content, exc),
-                "tool_call_id": require_tool_call_id(request, name, exc),
-                "name": require_tool_name(name, exc),
-                "additional_kwargs": {},
-                "response_metadata": {},
-            }
-        )
-
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
     # error; ty reports any narrowed `self` in an override as incompatible with the base.
     @override
@@ -602,10 +436,17 @@ class ToolErrorMiddleware(
         except GraphBubbleUp:
             raise
         except self._caught as exc:
-            message = self._handle(exc, request, self._route(exc, request))
+            # A failure's stages: its route, as an `except` clause picks one; the route's
+            # handler, which decides first (its `None` re-raises, and nothing is counted);
+            # then the budgets, which count the handled failure and may stop the run.
+            route = self._table.route(exc, request)
+            if route is None:
+                raise
+            message = handle(route, exc, request)
             if message is None:
                 raise
-            return message
+            accounts = self._accounts
+            return message if accounts is None else accounts.count(message, exc, request, route[2])
 
     @override
     async def awrap_tool_call(
@@ -642,47 +483,22 @@ class ToolErrorMiddleware(
         except GraphBubbleUp:
             raise
         except self._caught as exc:
-            message = await self._ahandle(exc, request, self._route(exc, request))
+            # The same stages as on the sync path: route, handle, count.
+            route = self._table.route(exc, request)
+            if route is None:
+                raise
+            message = await ahandle(route, exc, request)
             if message is None:
                 raise
-            return message
-
-    async def _ahandle(
-        self, exc: Exception, request: ToolCallRequest, route: _Handlers | None
-    ) -> ToolMessage | None:
-        """The error message for a failure on the async path, or `None` to re-raise it."""
-        if route is None:
-            return None
-        on_error, aon_error, _ = route
-        if aon_error is not None:
-            argument = "aon_error"
-            content = await require_awaitable(aon_error(exc, request), exc)
-        else:
-            # Every route has a handler: with no `aon_error` there is an `on_error`.
-            argument = "on_error"
-            content = on_error(exc, request) if on_error else None
-        if content is None:
-            return None
-        return self._error_message(argument, content, exc, request)
-
-    def _handle(
-        self, exc: Exception, request: ToolCallRequest, route: _Handlers | None
-    ) -> ToolMessage | None:
-        """The error message for a failure on the sync path, or `None` to re-raise it."""
-        # Every route of a sync-capable middleware has an `on_error`.
-        on_error = None if route is None else route[0]
-        if on_error is None:
-            return None
-        content = on_error(exc, request)
-        if content is None:
-            return None
-        return self._error_message("on_error", content, exc, request)
+            accounts = self._accounts
+            return message if accounts is None else accounts.count(message, exc, request, route[2])
 
 
 class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
-    """A `ToolErrorMiddleware` built with `budget=`: counts handled failures per run.
+    """A `ToolErrorMiddleware` built with a budget: its counts start from zero each run.
 
-    `ToolErrorMiddleware.__init__` gives an instance this class when a budget is set.
+    `ToolErrorMiddleware.__init__` gives an instance this class when a budget is set; the
+    counting itself is the hooks' last stage (`counting.Accounts`).
     """
 
     @override
@@ -695,94 +511,6 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """A new run starts from zero, on the async path."""
         return {COUNTS_KEY: RESET_UPDATE}
 
-    def _counted(
-        self,
-        message: ToolMessage,
-        exc: Exception,
-        request: ToolCallRequest,
-        route: int,
-    ) -> ToolMessage | Command[Any]:
-        """Count a handled failure against the budgets of its route and of the middleware.
-
-        Returns the handler's message with the state update that counts it; or, once a
-        budget is spent, raises `ToolErrorBudgetExceeded` ("stop") or answers the call with
-        the budget's message instead ("tell"). A route no budget counts keeps its message.
-        """
-        plan = self._plans[route]
-        if not plan:
-            return message
-        tool = tool_name(request)
-        counts: dict[str, int] = request.state.get(COUNTS_KEY) or {}
-        increments: dict[str, int] = {}
-        over: tuple[ErrorBudget, str, int | None, int, int, Literal["tool", "run"]] | None = None
-        for budget, prefix, owner in plan:
-            tool_key = f"{prefix}{tool}"
-            tool_count = counts.get(tool_key, 0) + 1
-            run_count = counts.get(prefix, 0) + 1
-            increments[tool_key] = increments[prefix] = 1
-            if over is not None:
-                continue
-            if budget.per_tool is not None and tool_count > budget.per_tool:
-                over = (budget, prefix, owner, tool_count, budget.per_tool, "tool")
-            elif budget.per_run is not None and run_count > budget.per_run:
-                over = (budget, prefix, owner, run_count, budget.per_run, "run")
-        if over is None:
-            return _with_counts(message, increments)
-        budget, prefix, owner, count, limit, scope = over
-        if budget.when_spent == "stop":
-            raise ToolErrorBudgetExceeded(tool, count, limit, scope, route=owner) from exc
-        tool_count = counts.get(f"{prefix}{tool}", 0) + 1
-        message = _unavailable(budget, require_tool_call_id(request, tool, exc), tool, tool_count)
-        increments[f"{prefix}{tool}{_SPENT}"] = 1
-        return Command(update={"messages": [message], COUNTS_KEY: increments})
-
-    # Users only ever see `ToolErrorMiddleware`'s signature (the type checkers know nothing
-    # of this class), so `self` needs no narrowing here: the base's keeps the guarantee.
-    @override
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
-        """As `ToolErrorMiddleware.wrap_tool_call`, counting each handled failure."""
-        if not self._sync_capable:
-            raise NotImplementedError(_ASYNC_ONLY.format(name=self._name))
-        try:
-            return handler(request)
-        except GraphBubbleUp:
-            raise
-        except self._caught as exc:
-            # The handler decides first: its `None` re-raises the same exception and
-            # counts nothing, however spent the budget; only a handled failure is counted.
-            route = self._route(exc, request)
-            if route is None:
-                raise
-            message = self._handle(exc, request, route)
-            if message is None:
-                raise
-            return self._counted(message, exc, request, route[2])
-
-    @override
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
-        """As `ToolErrorMiddleware.awrap_tool_call`, counting each handled failure."""
-        try:
-            return await handler(request)
-        except GraphBubbleUp:
-            raise
-        except self._caught as exc:
-            # As on the sync path, the handler decides before anything is counted.
-            route = self._route(exc, request)
-            if route is None:
-                raise
-            message = await self._ahandle(exc, request, route)
-            if message is None:
-                raise
-            return self._counted(message, exc, request, route[2])
-
 
 class _TellingToolErrorMiddleware(_BudgetedToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
     """A budgeted middleware whose spent budget closes a tool for the rest of the run.
@@ -792,23 +520,8 @@ class _TellingToolErrorMiddleware(_BudgetedToolErrorMiddleware[_ContentT_co, _Ex
     """
 
     def _answer_closed(self, state: Any) -> dict[str, Any] | None:
-        counts: dict[str, int] | None = state.get(COUNTS_KEY)
-        if not counts:
-            return None
-        last = state["messages"][-1]
-        if not isinstance(last, AIMessage):
-            return None
-        answers: list[ToolMessage] = []
-        for tool_call in last.tool_calls:
-            tool, call_id = tool_call["name"], tool_call["id"]
-            if call_id is None:
-                continue
-            for budget, prefix in self._telling:
-                if f"{prefix}{tool}{_SPENT}" in counts:
-                    count = counts.get(f"{prefix}{tool}", 0)
-                    answers.append(_unavailable(budget, call_id, tool, count))
-                    break
-        return {"messages": answers} if answers else None
+        accounts = self._accounts  # a telling middleware always has its accounts
+        return None if accounts is None else accounts.answer_closed(state)
 
     @override
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:

@@ -1,0 +1,136 @@
+"""The counting stage: each handled failure spends the budgets of its route and middleware.
+
+A budgeted middleware builds one `Accounts` from its budgets at construction. After a
+handler has answered a failure, `count` adds the failure to the run's counts (kept in the
+agent state, see `budget.py`) and decides: the handler's message goes out with the new
+counts; or a budget is spent and the run stops ("stop") or the tool is closed ("tell").
+`answer_closed` answers the model's later calls to a closed tool.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from _langchain_tool_errors.budget import COUNTS_KEY, ErrorBudget, ToolErrorBudgetExceeded
+from _langchain_tool_errors.checks import require_tool_call_id
+from _langchain_tool_errors.routes import Route
+from _langchain_tool_errors.tool_calls import tool_name
+
+_Plan: TypeAlias = tuple[tuple[ErrorBudget, str, "int | None"], ...]
+"""The budgets that count one route's failures, each with the prefix of its state keys and
+the position of the route it belongs to (`None` for the middleware's): the route's own
+first, then the middleware's."""
+
+_SPENT = "\x00spent"
+"""The end of the state key that marks a tool closed by a "tell" budget for the run."""
+
+
+def _plans(
+    name: str, budget: ErrorBudget | None, routes: tuple[Route[Any], ...]
+) -> tuple[_Plan, ...]:
+    """For each route, the budgets that count its failures, with their state-key prefixes.
+
+    The keys of one middleware start with its name, which is unique in an agent, so two
+    budgeted middleware never share a count.
+    """
+    shared: _Plan = () if budget is None else ((budget, f"{name}\x00", None),)
+    return tuple(
+        (
+            ((route.budget, f"{name}\x00routes[{index}]\x00", index),)
+            if route.budget is not None
+            else ()
+        )
+        + shared
+        for index, route in enumerate(routes)
+    )
+
+
+def _unavailable(budget: ErrorBudget, tool_call_id: str, tool: str, count: int) -> ToolMessage:
+    """The message a "tell" budget answers a closed tool's calls with."""
+    content = budget.message.format(tool=tool, count=count)
+    return ToolMessage(content=content, tool_call_id=tool_call_id, name=tool, status="error")
+
+
+class Accounts:
+    """The budgets of one middleware and its routes, and how a failure spends them."""
+
+    __slots__ = ("_plans", "_telling")
+
+    def __init__(
+        self, name: str, budget: ErrorBudget | None, routes: tuple[Route[Any], ...]
+    ) -> None:
+        self._plans = _plans(name, budget, routes)
+        self._telling = tuple(
+            dict.fromkeys(
+                (budget, prefix)
+                for plan in self._plans
+                for budget, prefix, _ in plan
+                if budget.when_spent == "tell"
+            )
+        )
+
+    @property
+    def telling(self) -> bool:
+        """Whether a spent budget may close a tool ("tell"), so later calls need answers."""
+        return bool(self._telling)
+
+    def count(
+        self, message: ToolMessage, exc: Exception, request: ToolCallRequest, route: int
+    ) -> ToolMessage | Command[Any]:
+        """Count a handled failure against the budgets of its route and of the middleware.
+
+        Returns the handler's message with the state update that counts it; or, once a
+        budget is spent, raises `ToolErrorBudgetExceeded` ("stop") or answers the call with
+        the budget's message instead ("tell"). A route no budget counts keeps its message.
+        """
+        plan = self._plans[route]
+        if not plan:
+            return message
+        tool = tool_name(request)
+        counts: dict[str, int] = request.state.get(COUNTS_KEY) or {}
+        increments: dict[str, int] = {}
+        over: tuple[ErrorBudget, str, int | None, int, int, Literal["tool", "run"]] | None = None
+        for budget, prefix, owner in plan:
+            tool_key = f"{prefix}{tool}"
+            tool_count = counts.get(tool_key, 0) + 1
+            run_count = counts.get(prefix, 0) + 1
+            increments[tool_key] = increments[prefix] = 1
+            if over is not None:
+                continue
+            if budget.per_tool is not None and tool_count > budget.per_tool:
+                over = (budget, prefix, owner, tool_count, budget.per_tool, "tool")
+            elif budget.per_run is not None and run_count > budget.per_run:
+                over = (budget, prefix, owner, run_count, budget.per_run, "run")
+        if over is not None:
+            budget, prefix, owner, count, limit, scope = over
+            if budget.when_spent == "stop":
+                raise ToolErrorBudgetExceeded(tool, count, limit, scope, route=owner) from exc
+            tool_count = counts.get(f"{prefix}{tool}", 0) + 1
+            call_id = require_tool_call_id(request, tool, exc)
+            message = _unavailable(budget, call_id, tool, tool_count)
+            increments[f"{prefix}{tool}{_SPENT}"] = 1
+        return Command(update={"messages": [message], COUNTS_KEY: increments})
+
+    def answer_closed(self, state: Any) -> dict[str, Any] | None:
+        """The answers to the model's calls to tools a "tell" budget closed in this run."""
+        counts: dict[str, int] | None = state.get(COUNTS_KEY)
+        if not counts:
+            return None
+        last = state["messages"][-1]
+        if not isinstance(last, AIMessage):
+            return None
+        answers: list[ToolMessage] = []
+        for tool_call in last.tool_calls:
+            tool, call_id = tool_call["name"], tool_call["id"]
+            if call_id is None:
+                continue
+            for budget, prefix in self._telling:
+                if f"{prefix}{tool}{_SPENT}" in counts:
+                    count = counts.get(f"{prefix}{tool}", 0)
+                    answers.append(_unavailable(budget, call_id, tool, count))
+                    break
+        return {"messages": answers} if answers else None

@@ -1,43 +1,105 @@
 """What each type checker prints for a module, run as a user runs it in a project of theirs.
 
-The project is a fresh directory holding a `pyproject.toml` and the modules; each checker
-runs there with this interpreter's environment active (its bin directory leading PATH and
-`VIRTUAL_ENV` set), so it finds the installed package and reads only that configuration.
-Each error is reduced to its first line, in the checker's own format, with the directory
-left out of the path.
+The project is a fresh directory with a virtual environment of its own, `.venv`, into which
+pip installs this package and the five checkers, as a user installs them. Each checker runs
+from the project directory as `.venv/bin/<checker>`, with no environment activated: no
+`VIRTUAL_ENV`, and no virtual environment's bin directory on PATH. So a checker finds the
+installed package only if the project's configuration leads it there. Each error is reduced
+to its first line, in the checker's own format, with the directory left out of the path.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
+from tests._processes import ROOT
+
+VENV_BIN = Path(".venv") / "bin"
+
 COMMANDS = {
-    "mypy": "mypy --strict",
-    "pyright": "pyright",
-    "basedpyright": "basedpyright",
-    "pyrefly": "pyrefly check",
-    "ty": "ty check",
+    "mypy": f"{VENV_BIN / 'mypy'}",
+    "pyright": f"{VENV_BIN / 'pyright'}",
+    "basedpyright": f"{VENV_BIN / 'basedpyright'}",
+    "pyrefly": f"{VENV_BIN / 'pyrefly'} check",
+    "ty": f"{VENV_BIN / 'ty'} check",
 }
-"""Each checker, as the README shows the command a user types."""
+"""Each checker as a user runs it from the project directory (the guide quotes these)."""
 
 
-def _run(project: Path, *command: str) -> str:
-    bin_dir = Path(sys.executable).parent
-    env = {
-        **os.environ,
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-        "VIRTUAL_ENV": sys.prefix,
-        "NO_COLOR": "1",
+def _checker_requirements() -> list[str]:
+    """The five checkers at the exact versions the `dev` extra pins (the guide quotes them)."""
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]["dev"]
+    return [
+        requirement
+        for requirement in dev
+        if re.split(r"[\[=<>~ ]", requirement, maxsplit=1)[0] in COMMANDS
+    ]
+
+
+def create_project(directory: Path) -> Path:
+    """A new project in `directory`: `python -m venv .venv`, then pip installs the package
+    and the checkers into it.
+
+    The package's dependencies are held to the versions of this environment, so that the
+    messages, which name langchain's types, are the ones the guide quotes.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    frozen = subprocess.run(
+        [sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
+        capture_output=True,
+        encoding="utf-8",
+        check=True,
+    )
+    constraints = directory.parent / f"{directory.name}-constraints.txt"
+    constraints.write_text(frozen.stdout, encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "venv", ".venv"], cwd=directory, check=True, timeout=300)
+    installed = subprocess.run(
+        [
+            str(directory / VENV_BIN / "python"),
+            *("-m", "pip", "install", "--quiet", "--constraint", str(constraints)),
+            str(ROOT),
+            *_checker_requirements(),
+        ],
+        cwd=directory,
+        capture_output=True,
+        encoding="utf-8",
+        check=False,
+        timeout=900,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return directory
+
+
+def user_environment() -> dict[str, str]:
+    """This process's environment as a shell with no virtual environment activated has it."""
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in {"VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT", "CONDA_PREFIX", "PYTHONPATH"}
     }
+    environment["PATH"] = os.pathsep.join(
+        entry
+        for entry in os.environ.get("PATH", "").split(os.pathsep)
+        if entry and not (Path(entry).parent / "pyvenv.cfg").exists()
+    )
+    environment["NO_COLOR"] = "1"
+    return environment
+
+
+def _run(project: Path, checker: str, *arguments: str) -> str:
     done = subprocess.run(
-        [str(bin_dir / command[0]), *command[1:]],
+        [*COMMANDS[checker].split(), *arguments],
         cwd=project,
-        env=env,
+        env=user_environment(),
         capture_output=True,
         encoding="utf-8",
         check=False,
@@ -66,12 +128,12 @@ def _pyright_like(checker: str) -> Callable[[Path, list[str]], list[str]]:
 
 
 def _pyrefly(project: Path, files: list[str]) -> list[str]:
-    out = _run(project, "pyrefly", "check", "--output-format", "min-text", *files)
+    out = _run(project, "pyrefly", "--output-format", "min-text", *files)
     return [line for line in out.splitlines() if line.startswith("ERROR ")]
 
 
 def _ty(project: Path, files: list[str]) -> list[str]:
-    out = _run(project, "ty", "check", "--output-format", "concise", *files)
+    out = _run(project, "ty", "--output-format", "concise", *files)
     return [line for line in out.splitlines() if ": error[" in line]
 
 

@@ -19,6 +19,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
+# The package's Route, named apart from this module's own (a handler and a path).
+from langchain_tool_errors import Route as ExceptClause
 from langchain_tool_errors import ToolErrorMiddleware
 from tests._agents import Path, build_agent, call, echo_tool, failing_tool, run
 from tests.conftest import FIGURES
@@ -53,6 +55,7 @@ class BadConstruction:
     kwargs: Mapping[str, Any]
     error: type[Exception]
     words: tuple[str, ...]
+    constructor: Callable[..., object] = ToolErrorMiddleware
 
 
 CONSTRUCTION = {
@@ -63,7 +66,27 @@ CONSTRUCTION = {
         {"aon_error": "handler"}, TypeError, ("`aon_error`", "'handler' (str)", "callable")
     ),
     "async function as on_error": BadConstruction(
-        {"on_error": async_handler}, TypeError, ("`on_error`", "async_handler", "aon_error=")
+        {"on_error": async_handler},
+        TypeError,
+        ("`on_error`", "async_handler", "ToolErrorMiddleware(aon_error=...)"),
+    ),
+    "async function as a route's on_error": BadConstruction(
+        {"exceptions": KeyError, "on_error": async_handler},
+        TypeError,
+        ("`on_error`", "async_handler", "Route(..., aon_error=...)"),
+        constructor=ExceptClause,
+    ),
+    "partial of an async function as a route's on_error": BadConstruction(
+        {"exceptions": KeyError, "on_error": functools.partial(async_handler)},
+        TypeError,
+        ("`on_error`", "Route(..., aon_error=...)"),
+        constructor=ExceptClause,
+    ),
+    "object with an async __call__ as a route's on_error": BadConstruction(
+        {"exceptions": KeyError, "on_error": AsyncCallable()},
+        TypeError,
+        ("`on_error`", "AsyncCallable", "Route(..., aon_error=...)"),
+        constructor=ExceptClause,
     ),
     "partial of an async function as on_error": BadConstruction(
         {"on_error": functools.partial(async_handler)}, TypeError, ("`on_error`", "aon_error=")
@@ -148,7 +171,7 @@ CONSTRUCTION = {
 @pytest.mark.parametrize("case", CONSTRUCTION.values(), ids=CONSTRUCTION.keys())
 def test_wrong_constructor_arguments_fail_at_construction(case: BadConstruction) -> None:
     with pytest.raises(case.error) as raised:
-        ToolErrorMiddleware(**case.kwargs)
+        case.constructor(**case.kwargs)
 
     for word in case.words:
         assert word in str(raised.value)

@@ -4,9 +4,13 @@ pyright's, basedpyright's, pyrefly's and ty's servers each open one unsaved scra
 in this repository's workspace (so they resolve the package as an editor would) and answer
 the requests an editor sends while someone types:
 
-- signature help inside each constructor call shape (sync, sync + async, async-only, each
-  with and without `exceptions=`), after every argument typed so far: the overload the
-  server highlights must take each of those arguments, none of them typed `None`;
+- signature help inside each call shape of `ToolErrorMiddleware` and `Route` (sync,
+  sync + async, async-only, each with and without `exceptions=`; `routes=`; with
+  `tools=`, `budget=` and `name=`), at every cursor position between its arguments: after
+  each argument and after the comma that follows it, both in a call typed only that far
+  and in the finished call. The overload the server highlights must have a parameter for
+  every argument before the cursor, none of them typed `None`, except in the few shapes
+  where a server is known to choose otherwise (`KNOWN_GAPS`, which the guide lists);
 - hover on a constructed middleware: its three type parameters; on a constructor call: the
   one overload it matches;
 - hover on the class, and completion of its name: the first line of its docstring;
@@ -43,20 +47,92 @@ SERVERS = {
 
 DOC_FIRST_LINE = "Turn exceptions raised by tools into error `ToolMessage`s the model can read."
 
-CALLS = {
-    "sync": ["explain"],
-    "sync + async": ["explain", "aon_error=aexplain"],
-    "async-only": ["aon_error=aexplain"],
-    "sync, exceptions=": ["explain", "exceptions=KeyError"],
-    "sync + async, exceptions=": ["explain", "aon_error=aexplain", "exceptions=KeyError"],
-    "async-only, exceptions=": ["aon_error=aexplain", "exceptions=KeyError"],
+CALLS: dict[str, tuple[str, list[str]]] = {
+    "sync": ("ToolErrorMiddleware", ["report"]),
+    "sync, on_error=": ("ToolErrorMiddleware", ["on_error=report"]),
+    "sync + async": ("ToolErrorMiddleware", ["report", "aon_error=areport"]),
+    "async-only": ("ToolErrorMiddleware", ["aon_error=areport"]),
+    "sync, exceptions=": ("ToolErrorMiddleware", ["explain", "exceptions=KeyError"]),
+    "sync + async, exceptions=": (
+        "ToolErrorMiddleware",
+        ["explain", "aon_error=aexplain", "exceptions=KeyError"],
+    ),
+    "sync, exceptions= before aon_error=": (
+        "ToolErrorMiddleware",
+        ["explain", "exceptions=KeyError", "aon_error=aexplain"],
+    ),
+    "async-only, exceptions=": (
+        "ToolErrorMiddleware",
+        ["aon_error=aexplain", "exceptions=KeyError"],
+    ),
+    "exceptions= before the handler": (
+        "ToolErrorMiddleware",
+        ["exceptions=KeyError", "on_error=explain"],
+    ),
+    "sync, exceptions=, name=": (
+        "ToolErrorMiddleware",
+        ["explain", "exceptions=KeyError", 'name="lookup_errors"'],
+    ),
+    "sync, tools=, budget=, name=": (
+        "ToolErrorMiddleware",
+        ["report", 'tools=["search"]', "budget=ErrorBudget(per_tool=2)", 'name="search_errors"'],
+    ),
+    "async-only, exceptions=, tools=, budget=, name=": (
+        "ToolErrorMiddleware",
+        [
+            "aon_error=aexplain",
+            "exceptions=KeyError",
+            'tools=["lookup"]',
+            "budget=ErrorBudget(per_run=3)",
+            'name="lookup_errors"',
+        ],
+    ),
+    "routes=": (
+        "ToolErrorMiddleware",
+        ["routes=[Route(KeyError, explain)]", "budget=ErrorBudget(per_run=3)", 'name="routed"'],
+    ),
+    "route, sync": ("Route", ["KeyError", "explain"]),
+    "route, sync + async": ("Route", ["KeyError", "explain", "aon_error=aexplain"]),
+    "route, async-only": ("Route", ["KeyError", "aon_error=aexplain"]),
+    "route, two types": ("Route", ["(KeyError, IndexError)", "lookup"]),
+    "route, two types, sync + async": (
+        "Route",
+        ["(KeyError, IndexError)", "lookup", "aon_error=alookup"],
+    ),
+    "route, two types, async-only": ("Route", ["(KeyError, IndexError)", "aon_error=alookup"]),
+    "route, tools=, budget=": (
+        "Route",
+        ["KeyError", "explain", 'tools=["lookup"]', "budget=ErrorBudget(per_tool=2)"],
+    ),
+    "route, async-only, tools=, budget=": (
+        "Route",
+        ["KeyError", "aon_error=aexplain", 'tools=["lookup"]', "budget=ErrorBudget(per_tool=2)"],
+    ),
 }
-"""Each call shape as the arguments a user types, in order."""
+"""Each call shape as the callee and the arguments a user types, in order."""
+
+KNOWN_GAPS = {
+    # Both highlight the first overload that has a parameter of the name at the cursor,
+    # whatever else is typed, or send none after a comma with nothing typed yet (the editor
+    # then shows the first overload). After `routes=`, both lead to the first overload: it
+    # has `budget` and `name` but not `routes`. No order of overloads avoids it, since each
+    # shape takes `budget=` and `name=`.
+    ("pyright", "routes="): "highlights the first overload, which has no `routes`",
+    ("basedpyright", "routes="): "highlights the first overload, which has no `routes`",
+    # pyrefly highlights the first of the overloads whose number of arguments fits, and each
+    # one with `exceptions` also needs a handler.
+    ("pyrefly", "exceptions= before the handler"): (
+        "highlights an overload without `exceptions` until a handler is typed"
+    ),
+}
+"""What a server shows that no order or shape of the overloads changes, as recorded here and
+in the type-checking guide ("In the editor"). Each must still happen: when a server stops
+doing it, the test fails, to have the entry and the guide's sentence removed."""
 
 HEADER = """\
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from langchain_tool_errors import ToolErrorMiddleware
+from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
 
 
 def explain(exc: KeyError, request: ToolCallRequest) -> str:
@@ -71,8 +147,66 @@ middleware = ToolErrorMiddleware(aon_error=aexplain, exceptions=KeyError)
 ToolErrorMiddleware
 from langchain_tool_errors import \n\
 from langchain_tool_errors.handlers import \n\
+
+
+def report(exc: Exception, request: ToolCallRequest) -> str:
+    return type(exc).__name__
+
+
+async def areport(exc: Exception, request: ToolCallRequest) -> str:
+    return type(exc).__name__
+
+
+def lookup(exc: KeyError | IndexError, request: ToolCallRequest) -> str:
+    return "no such record"
+
+
+async def alookup(exc: KeyError | IndexError, request: ToolCallRequest) -> str:
+    return "no such record"
+
+
 """
 MIDDLEWARE_LINE, CLASS_LINE, PACKAGE_LINE, HANDLERS_LINE = 13, 14, 15, 16
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One cursor position inside a call: the arguments before it, and where it is."""
+
+    shape: str
+    line: int
+    character: int
+    typed: list[str]
+
+
+def _probes(first_line: int) -> tuple[list[str], list[Probe]]:
+    """The calls to write from `first_line` on, and every cursor position to ask about.
+
+    Each shape is written finished, and typed only so far: up to each argument, and up to
+    the comma after it (the cursor where the next argument starts). In each, the cursor
+    goes after the opening parenthesis, after every argument and after every comma.
+    """
+    lines: list[str] = []
+    probes: list[Probe] = []
+    for shape, (callee, arguments) in CALLS.items():
+        so_far = [arguments[:count] for count in range(len(arguments))]
+        calls = [(arguments, False)]  # finished
+        calls += [(typed, False) for typed in so_far]  # typed up to an argument
+        calls += [(typed, True) for typed in so_far if typed]  # and the comma after it
+        for given, comma in calls:
+            line = first_line + len(lines)
+            text = f"{callee}({', '.join(given)}{', ' if comma else ''})"
+            lines.append(text)
+            position = len(callee) + 1
+            probes.append(Probe(shape, line, position, []))
+            for index, argument in enumerate(given):
+                position += len(argument)
+                if not argument.endswith(")"):  # else the cursor would end a nested call
+                    probes.append(Probe(shape, line, position, given[: index + 1]))
+                if index + 1 < len(given) or comma:
+                    position += len(", ")
+                    probes.append(Probe(shape, line, position, given[: index + 1]))
+    return lines, probes
 
 
 @dataclass(frozen=True)
@@ -80,6 +214,7 @@ class Scratch:
     server: LanguageServer
     name: str
     lines: list[str]
+    probes: list[Probe]
 
     @property
     def path(self) -> Path:
@@ -92,7 +227,7 @@ class Scratch:
 @pytest.fixture(scope="module", params=list(SERVERS))
 def scratch(request: pytest.FixtureRequest) -> Iterator[Scratch]:
     name: str = request.param
-    calls = [f"ToolErrorMiddleware({', '.join(arguments)})" for arguments in CALLS.values()]
+    calls, probes = _probes(HEADER.count("\n"))
     text = HEADER + "".join(f"{call}\n" for call in calls)
     # The servers installed beside this interpreter, with its bin directory leading PATH
     # (pyright's node wrapper and pyrefly look up `python` there).
@@ -100,7 +235,7 @@ def scratch(request: pytest.FixtureRequest) -> Iterator[Scratch]:
     command = [str(bin_dir / SERVERS[name][0]), *SERVERS[name][1:]]
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     with LanguageServer(command, ROOT, env=env) as server:
-        scratch = Scratch(server, name, text.splitlines())
+        scratch = Scratch(server, name, text.splitlines(), probes)
         server.open(scratch.path, text)
         yield scratch
 
@@ -143,30 +278,38 @@ def _labels(completion: dict[str, Any] | list[dict[str, Any]] | None) -> list[di
 
 
 def test_signature_help_highlights_an_overload_that_takes_what_is_typed(scratch: Scratch) -> None:
-    first_call_line = len(scratch.lines) - len(CALLS)
-    checked = 0
-    for offset, (shape, arguments) in enumerate(CALLS.items()):
-        line = first_call_line + offset
-        text = scratch.lines[line]
-        for typed in range(1, len(arguments) + 1):
-            end = text.index(arguments[typed - 1], len("ToolErrorMiddleware(")) + len(
-                arguments[typed - 1]
-            )
-            help = scratch.server.request("textDocument/signatureHelp", scratch.at(line, end))
-            assert help, f"{scratch.name}: no signature help in {text}"
-            assert help["signatures"], f"{scratch.name}: no signature in {text}"
-            active = help["signatures"][help.get("activeSignature") or 0]
+    problems: dict[str, list[str]] = {}
+    for probe in scratch.probes:
+        text = scratch.lines[probe.line]
+        where = f"{text[: probe.character]}|{text[probe.character :]}"
+        help = scratch.server.request(
+            "textDocument/signatureHelp", scratch.at(probe.line, probe.character)
+        )
+        assert help, f"{scratch.name}, {probe.shape}: no signature help at {where}"
+        assert help["signatures"], f"{scratch.name}, {probe.shape}: no signature at {where}"
+        # With no active signature in the answer, an editor shows the first (LSP's default).
+        active = help["signatures"][help.get("activeSignature") or 0]
 
-            problem = _takes(_parameters(active), arguments[:typed])
+        problem = _takes(_parameters(active), probe.typed)
 
-            assert problem is None, (
-                f"{scratch.name}, {shape}, after {arguments[:typed]}: the highlighted overload "
-                f"{active['label']!r} does not take them ({problem})"
+        if problem is not None:
+            problems.setdefault(probe.shape, []).append(
+                f"at {where} the highlighted overload {active['label']!r} does not take what "
+                f"is typed ({problem})"
             )
-            checked += 1
+    known = {shape for server, shape in KNOWN_GAPS if server == scratch.name}
+    unexpected = {shape: found for shape, found in problems.items() if shape not in known}
+    assert not unexpected, f"{scratch.name}:\n" + "\n".join(
+        f"{shape}: {problem}" for shape, found in unexpected.items() for problem in found
+    )
+    assert known <= set(problems), (
+        f"{scratch.name} no longer {KNOWN_GAPS[scratch.name, min(known - set(problems))]}: "
+        "remove the entry from KNOWN_GAPS and the sentence from the type-checking guide"
+    )
     FIGURES.append(
-        f"IDE, {scratch.name}: signature help takes what is typed at {checked} points "
-        f"({len(CALLS)} call shapes)"
+        f"IDE, {scratch.name}: signature help takes what is typed at "
+        f"{len(scratch.probes) - sum(map(len, problems.values()))} of {len(scratch.probes)} "
+        f"cursor positions ({len(CALLS)} call shapes; the rest are known gaps)"
     )
 
 

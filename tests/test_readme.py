@@ -7,8 +7,13 @@ story, and are checked as one:
   guide lists), then the functions, classes and imports of the blocks above it, on its
   page or an earlier one, then the block. mypy --strict and pyright strict must report
   nothing, and every block must then run.
+- The blocks marked `<!-- checked: the configuration below -->` are a `pyproject.toml` a user
+  copies: in a fresh project whose own `.venv` has the package and the five checkers
+  pip-installed, every checker run from there, with no environment activated, finds the
+  package with that configuration.
 - The block marked `<!-- checked: the errors below -->` holds mistakes: it is checked on its
-  own, and the `text` block after it must be exactly what each checker prints for it.
+  own, in that project and configuration, and the `text` block after it must be exactly
+  what each checker prints for it.
 - The demo transcript in the Quick start must be what `python -m langchain_tool_errors` prints.
 - Runtime messages the guides quote must be the ones the package raises.
 """
@@ -16,11 +21,14 @@ story, and are checked as one:
 from __future__ import annotations
 
 import re
+import shutil
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests._first_errors import COMMANDS, first_errors, line_of
+from tests._first_errors import COMMANDS, create_project, first_errors, line_of
 from tests._markdown import Block, fenced_blocks
 from tests._processes import ROOT, run_python
 from tests._snippets import Snippet, definitions, module_text, run_all, type_check
@@ -141,14 +149,60 @@ def _mistakes(text: str) -> dict[int, list[int]]:
     return mistakes
 
 
+def _configuration() -> str:
+    """The guide's configuration blocks, one after the other, as one `pyproject.toml`."""
+    blocks = [block.text for _, block in _blocks() if block.marker == CONFIGURATION]
+    assert blocks, f"no block is marked {CONFIGURATION}"
+    return "\n".join(blocks)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A user's fresh project: its own `.venv`, the package and the checkers pip-installed."""
+    started = time.perf_counter()
+    created = create_project(tmp_path_factory.mktemp("fresh") / "project")
+    FIGURES.append(
+        f"Fresh project: venv with the package and 5 checkers pip-installed in "
+        f"{time.perf_counter() - started:.0f} s"
+    )
+    (created / "pyproject.toml").write_text(_configuration(), encoding="utf-8")
+    yield created
+    shutil.rmtree(created / ".venv")  # over half a gigabyte; the checked files stay
+
+
+USES_THE_PACKAGE = """\
+from langgraph.prebuilt.tool_node import ToolCallRequest
+
+from langchain_tool_errors import Route, ToolErrorMiddleware
+
+
+def explain(exc: KeyError, request: ToolCallRequest) -> str:
+    return f"no record {exc.args[0]!r}"
+
+
+middleware = ToolErrorMiddleware(routes=[Route(KeyError, explain)], name="lookup_errors")
+"""
+
+
 @pytest.mark.static
-def test_the_type_checking_section_shows_what_each_checker_really_prints(tmp_path: Path) -> None:
+def test_the_configuration_to_copy_works_with_the_checkers_pip_installed_in_the_project(
+    project: Path,
+) -> None:
+    (project / "uses_the_package.py").write_text(USES_THE_PACKAGE, encoding="utf-8")
+
+    printed = first_errors(project, ["uses_the_package.py"])
+
+    assert printed == {checker: [] for checker in printed}, "\n".join(
+        f"{COMMANDS[checker]}: {error}" for checker, errors in printed.items() for error in errors
+    )
+
+
+@pytest.mark.static
+def test_the_type_checking_section_shows_what_each_checker_really_prints(project: Path) -> None:
     blocks = [block for _, block in _blocks()]
-    [configuration] = [block for block in blocks if block.marker == CONFIGURATION]
     index = next(i for i, block in enumerate(blocks) if block.marker == MISTAKES)
     mistakes, shown = blocks[index], blocks[index + 1]
-    (tmp_path / "pyproject.toml").write_text(configuration.text, encoding="utf-8")
-    (tmp_path / "mistakes.py").write_text(mistakes.text, encoding="utf-8")
+    (project / "mistakes.py").write_text(mistakes.text, encoding="utf-8")
     numbered = _mistakes(mistakes.text)
     for number, lines in numbered.items():
         # The same module with every other mistake blanked out: line numbers stay the same.
@@ -156,9 +210,9 @@ def test_the_type_checking_section_shows_what_each_checker_really_prints(tmp_pat
             line if n in lines or not any(n in other for other in numbered.values()) else ""
             for n, line in enumerate(mistakes.text.splitlines(), start=1)
         ]
-        (tmp_path / f"alone_{number}.py").write_text("\n".join(alone) + "\n", encoding="utf-8")
+        (project / f"alone_{number}.py").write_text("\n".join(alone) + "\n", encoding="utf-8")
 
-    printed = first_errors(tmp_path, ["mistakes.py", *(f"alone_{n}.py" for n in numbered)])
+    printed = first_errors(project, ["mistakes.py", *(f"alone_{n}.py" for n in numbered)])
 
     transcript: list[str] = []
     for checker, errors in printed.items():
@@ -186,7 +240,8 @@ def test_the_type_checking_section_shows_what_each_checker_really_prints(tmp_pat
     FIGURES.append(
         f"Type checking guide: {len(transcript) - 2 * len(printed) + 1} checker errors quoted, "
         "captured from "
-        f"{len(printed)} checkers with the guide's configuration, each the same alone"
+        f"{len(printed)} checkers pip-installed in a fresh project with the guide's "
+        "configuration, each the same alone"
     )
 
 

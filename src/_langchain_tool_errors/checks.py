@@ -120,13 +120,18 @@ def is_async_callable(handler: object) -> bool:
     return inspect.iscoroutinefunction(call) or inspect.isasyncgenfunction(call)
 
 
-def reject_async_on_error(on_error: object) -> None:
-    """The sync `on_error` is not an async function (its result would never be awaited)."""
+def reject_async_on_error(
+    on_error: object, fix: str = "ToolErrorMiddleware(aon_error=...)"
+) -> None:
+    """The sync `on_error` is not an async function (its result would never be awaited).
+
+    `fix` is the call to write instead, with the handler as `aon_error=`.
+    """
     if on_error is not None and is_async_callable(on_error):
         msg = (
             f"`on_error` must be a sync function, but got the async callable "
             f"{_short.repr(on_error)}; its coroutine would never be awaited. "
-            "Pass it as `aon_error=` instead (ToolErrorMiddleware(aon_error=...))."
+            f"Pass it as `aon_error=` instead ({fix})."
         )
         raise TypeError(msg)
 

@@ -46,10 +46,15 @@ _ContentT_co = TypeVar(
 _ExcT_co = TypeVar("_ExcT_co", bound=Exception, default=Exception, covariant=True)
 _ModeT_co = TypeVar("_ModeT_co", bound=HandlerMode, default=HandlerMode, covariant=True)
 
-_C = TypeVar("_C", bound=ToolErrorContent)
-_C2 = TypeVar("_C2", bound=ToolErrorContent)
-_E = TypeVar("_E", bound=Exception)
-_M = TypeVar("_M", bound=HandlerMode)
+# The constructor's type parameters. mypy names them in its errors, so each name says what
+# it stands for. The content types default to the general one: for a handler that returns
+# something else, mypy then names `ToolErrorContent` as what it expected (with no default it
+# names `Never`, which reads as if only `None` were allowed). `_ExceptionT` comes after them
+# in the overloads' type parameters, so it needs a default too.
+_ContentT = TypeVar("_ContentT", bound=ToolErrorContent, default=ToolErrorContent)
+_AsyncContentT = TypeVar("_AsyncContentT", bound=ToolErrorContent, default=ToolErrorContent)
+_ExceptionT = TypeVar("_ExceptionT", bound=Exception, default=Exception)
+_ModeT = TypeVar("_ModeT", bound=HandlerMode)
 
 
 _ASYNC_ONLY = (
@@ -101,68 +106,73 @@ class ToolErrorMiddleware(
     _tool_names: frozenset[str] | None
     _caught: tuple[type[Exception], ...]
 
-    # The overloads list only what each shape takes, and those that take more come first:
-    # an editor's signature help highlights the first overload whose parameters fit what is
-    # typed so far, and none then shows a handler typed `None` for an argument just given.
-    # A sync handler, and an async one for the async path; no exception filter.
+    # Each overload admits one call shape, and none has a parameter typed `None` (none shows
+    # a handler typed `None` for an argument just given). The order is for editors: pyright
+    # and basedpyright highlight the first overload with a parameter named as the argument at
+    # the cursor, and the first of all after a comma with nothing typed yet, so the shape with
+    # every parameter comes first; pyrefly highlights the first overload whose number of
+    # arguments fits, so a shape with both handlers comes before those with one.
+    # A sync handler and an async one, for the exception types in `exceptions=`.
     @overload
     def __init__(
-        self: ToolErrorMiddleware[_C | _C2, Exception, SyncCapable],
-        on_error: OnError[_C, Exception],
+        self: ToolErrorMiddleware[_ContentT | _AsyncContentT, _ExceptionT, SyncCapable],
+        on_error: OnError[_ContentT, _ExceptionT],
         *,
-        aon_error: AOnError[_C2, Exception],
+        aon_error: AOnError[_AsyncContentT, _ExceptionT],
+        exceptions: type[_ExceptionT] | tuple[type[_ExceptionT], ...],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
-    # A sync handler, on both paths; no exception filter.
+    # A sync handler and an async one, for every `Exception`.
     @overload
     def __init__(
-        self: ToolErrorMiddleware[_C, Exception, SyncCapable],
-        on_error: OnError[_C, Exception],
+        self: ToolErrorMiddleware[_ContentT | _AsyncContentT, Exception, SyncCapable],
+        on_error: OnError[_ContentT, Exception],
+        *,
+        aon_error: AOnError[_AsyncContentT, Exception],
+        tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
+        name: str | None = None,
+    ) -> None: ...
+    # A sync handler, on both paths, for the exception types in `exceptions=`.
+    @overload
+    def __init__(
+        self: ToolErrorMiddleware[_ContentT, _ExceptionT, SyncCapable],
+        on_error: OnError[_ContentT, _ExceptionT],
+        *,
+        exceptions: type[_ExceptionT] | tuple[type[_ExceptionT], ...],
+        tools: ToolSelection | None = None,
+        budget: ErrorBudget | None = None,
+        name: str | None = None,
+    ) -> None: ...
+    # A sync handler, on both paths, for every `Exception`.
+    @overload
+    def __init__(
+        self: ToolErrorMiddleware[_ContentT, Exception, SyncCapable],
+        on_error: OnError[_ContentT, Exception],
         *,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
-    # An async handler only (the sync path is a type error); no exception filter.
+    # An async handler only (the sync path is a type error), for the types in `exceptions=`.
     @overload
     def __init__(
-        self: ToolErrorMiddleware[_C, Exception, AsyncOnly],
+        self: ToolErrorMiddleware[_ContentT, _ExceptionT, AsyncOnly],
         *,
-        aon_error: AOnError[_C, Exception],
+        aon_error: AOnError[_ContentT, _ExceptionT],
+        exceptions: type[_ExceptionT] | tuple[type[_ExceptionT], ...],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
-    # The same three, for the exception types in `exceptions=`.
+    # An async handler only, for every `Exception` (the sync path is a type error).
     @overload
     def __init__(
-        self: ToolErrorMiddleware[_C | _C2, _E, SyncCapable],
-        on_error: OnError[_C, _E],
+        self: ToolErrorMiddleware[_ContentT, Exception, AsyncOnly],
         *,
-        aon_error: AOnError[_C2, _E],
-        exceptions: type[_E] | tuple[type[_E], ...],
-        tools: ToolSelection | None = None,
-        budget: ErrorBudget | None = None,
-        name: str | None = None,
-    ) -> None: ...
-    @overload
-    def __init__(
-        self: ToolErrorMiddleware[_C, _E, SyncCapable],
-        on_error: OnError[_C, _E],
-        *,
-        exceptions: type[_E] | tuple[type[_E], ...],
-        tools: ToolSelection | None = None,
-        budget: ErrorBudget | None = None,
-        name: str | None = None,
-    ) -> None: ...
-    @overload
-    def __init__(
-        self: ToolErrorMiddleware[_C, _E, AsyncOnly],
-        *,
-        aon_error: AOnError[_C, _E],
-        exceptions: type[_E] | tuple[type[_E], ...],
+        aon_error: AOnError[_ContentT, Exception],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         name: str | None = None,
@@ -173,9 +183,9 @@ class ToolErrorMiddleware(
     # returning blocks mix in one list in every checker (mypy joins a list's items).
     @overload
     def __init__(
-        self: ToolErrorMiddleware[ToolErrorContent, Exception, _M],
+        self: ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT],
         *,
-        routes: Sequence[Route[_M]],
+        routes: Sequence[Route[_ModeT]],
         budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
@@ -263,7 +273,7 @@ class ToolErrorMiddleware(
             self._on_error = cast("OnError[_ContentT_co, Any] | None", on_error)
             self._aon_error = cast("AOnError[_ContentT_co, Any] | None", aon_error)
             checked = require_exception_types(exceptions)
-            self._exceptions = cast("tuple[type[_ExcT_co], ...]", checked)
+            self._exceptions = cast("tuple[type[_ExcT_co], ...]", checked)  # as above
             self._tool_names = require_tool_selection(tools)
             # The same configuration as one route, so that the hooks route every failure
             # alike. Its arguments were checked above; `Any` for the overloads' sake.

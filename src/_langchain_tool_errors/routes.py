@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, Never, cast, overload
 
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypeIs, TypeVar, override
 
 from _langchain_tool_errors.budget import ErrorBudget
@@ -30,11 +31,11 @@ from _langchain_tool_errors.handler_types import (
 
 _ModeT_co = TypeVar("_ModeT_co", bound=HandlerMode, default=HandlerMode, covariant=True)
 
-_C = TypeVar("_C", bound=ToolErrorContent)
-_C2 = TypeVar("_C2", bound=ToolErrorContent)
-_E = TypeVar("_E", bound=Exception)
-_E1 = TypeVar("_E1", bound=Exception)
-_E2 = TypeVar("_E2", bound=Exception)
+# The constructor's type parameters, named as in ToolErrorMiddleware's: mypy names them in
+# its errors.
+_ExceptionT = TypeVar("_ExceptionT", bound=Exception)
+_FirstExceptionT = TypeVar("_FirstExceptionT", bound=Exception)
+_SecondExceptionT = TypeVar("_SecondExceptionT", bound=Exception)
 
 
 class Route(Generic[_ModeT_co]):
@@ -78,24 +79,35 @@ class Route(Generic[_ModeT_co]):
     _tool_names: frozenset[str] | None
     _budget: ErrorBudget | None
 
-    # The same order of shapes as ToolErrorMiddleware's overloads, for editors' signature
-    # help: the shapes that take more first. A tuple of two types has overloads of its own
-    # (first, as the narrower form), so that mypy does not join the two into their base.
+    # The shapes in the order of ToolErrorMiddleware's overloads (see there, for editors): the
+    # one with every parameter first, both handlers before one. A tuple of two types has
+    # overloads of its own, first as the narrower form, so that mypy does not join the two
+    # into their base. The handlers are typed as plain callables (an `OnError` fits them), so
+    # that mypy solves the exception type from `exceptions` before it looks at a handler and,
+    # when the two differ, names both; what a handler returns is `ToolErrorContent` itself (a
+    # route has no content type parameter), which mypy names when a handler returns another.
     @overload
     def __init__(
         self: Route[SyncCapable],
-        exceptions: tuple[type[_E1], type[_E2]],
-        on_error: OnError[_C, _E1 | _E2],
+        exceptions: tuple[type[_FirstExceptionT], type[_SecondExceptionT]],
+        on_error: Callable[
+            [_FirstExceptionT | _SecondExceptionT, ToolCallRequest], ToolErrorContent | None
+        ],
         *,
-        aon_error: AOnError[_C2, _E1 | _E2],
+        aon_error: Callable[
+            [_FirstExceptionT | _SecondExceptionT, ToolCallRequest],
+            Awaitable[ToolErrorContent | None],
+        ],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
     ) -> None: ...
     @overload
     def __init__(
         self: Route[SyncCapable],
-        exceptions: tuple[type[_E1], type[_E2]],
-        on_error: OnError[_C, _E1 | _E2],
+        exceptions: tuple[type[_FirstExceptionT], type[_SecondExceptionT]],
+        on_error: Callable[
+            [_FirstExceptionT | _SecondExceptionT, ToolCallRequest], ToolErrorContent | None
+        ],
         *,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
@@ -103,27 +115,30 @@ class Route(Generic[_ModeT_co]):
     @overload
     def __init__(
         self: Route[AsyncOnly],
-        exceptions: tuple[type[_E1], type[_E2]],
+        exceptions: tuple[type[_FirstExceptionT], type[_SecondExceptionT]],
         *,
-        aon_error: AOnError[_C, _E1 | _E2],
+        aon_error: Callable[
+            [_FirstExceptionT | _SecondExceptionT, ToolCallRequest],
+            Awaitable[ToolErrorContent | None],
+        ],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
     ) -> None: ...
     @overload
     def __init__(
         self: Route[SyncCapable],
-        exceptions: type[_E] | tuple[type[_E], ...],
-        on_error: OnError[_C, _E],
+        exceptions: type[_ExceptionT] | tuple[type[_ExceptionT], ...],
+        on_error: Callable[[_ExceptionT, ToolCallRequest], ToolErrorContent | None],
         *,
-        aon_error: AOnError[_C2, _E],
+        aon_error: Callable[[_ExceptionT, ToolCallRequest], Awaitable[ToolErrorContent | None]],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
     ) -> None: ...
     @overload
     def __init__(
         self: Route[SyncCapable],
-        exceptions: type[_E] | tuple[type[_E], ...],
-        on_error: OnError[_C, _E],
+        exceptions: type[_ExceptionT] | tuple[type[_ExceptionT], ...],
+        on_error: Callable[[_ExceptionT, ToolCallRequest], ToolErrorContent | None],
         *,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
@@ -131,9 +146,9 @@ class Route(Generic[_ModeT_co]):
     @overload
     def __init__(
         self: Route[AsyncOnly],
-        exceptions: type[_E] | tuple[type[_E], ...],
+        exceptions: type[_ExceptionT] | tuple[type[_ExceptionT], ...],
         *,
-        aon_error: AOnError[_C, _E],
+        aon_error: Callable[[_ExceptionT, ToolCallRequest], Awaitable[ToolErrorContent | None]],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
     ) -> None: ...
@@ -170,7 +185,7 @@ class Route(Generic[_ModeT_co]):
         require_a_handler(on_error, aon_error, owner="Route(exceptions, on_error)")
         require_callable("on_error", on_error)
         require_callable("aon_error", aon_error)
-        reject_async_on_error(on_error)
+        reject_async_on_error(on_error, fix="Route(..., aon_error=...)")
         # As in ToolErrorMiddleware: the overloads tie the handlers to the type
         # parameters, which the implementation's signature cannot name.
         self._on_error = cast("OnError[ToolErrorContent, Any] | None", on_error)

@@ -285,6 +285,9 @@ assert_type(Route(KeyError, key_only, aon_error=akey_only), Route[SyncCapable])
 assert_type(Route(KeyError, aon_error=akey_only), Route[AsyncOnly])
 assert_type(Route(ValueError, value_error_only, tools=["search"]), Route[SyncCapable])
 assert_type(Route((TimeoutError, ConnectionError, OSError), text), Route[SyncCapable])
+# A route has no content type to infer, so a handler that returns a str *or* blocks needs no
+# annotation, in mypy too.
+assert_type(Route(KeyError, text_or_blocks), Route[SyncCapable])
 assert_type(
     ToolErrorMiddleware(
         routes=[

@@ -102,8 +102,8 @@ def key_only(exc: KeyError, request: ToolCallRequest) -> str:
     return ""
 
 
-Route(KeyError, value_error_only)  # type: ignore[misc]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
-Route((KeyError, IndexError), key_only)  # type: ignore[misc]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route(KeyError, value_error_only)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route((KeyError, IndexError), key_only)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 Route((KeyError, IndexError, ValueError), key_only)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 Route(KeyError, aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 Route(KeyError, aon_error=on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 from typing import Annotated, Any, ClassVar, Literal, NotRequired
 
 from langchain.agents.middleware.types import AgentState, PrivateStateAttr
@@ -80,14 +81,29 @@ def _require_message(message: object) -> str:
         )
         raise TypeError(msg)
     try:
-        message.format(tool="search", count=1)
-    except (KeyError, IndexError, ValueError) as exc:
+        fields = {field for _, field, _, _ in _FORMATTER.parse(message) if field is not None}
+        unknown = sorted(fields - {"tool", "count"})
+        if not unknown:
+            message.format(tool="search", count=1)  # does each format spec suit its value?
+    except ValueError as exc:
         msg = (
-            f"`message` {message!r} cannot be filled in: only {{tool}} and {{count}} are "
-            "given; double any other brace ({{ or }})."
+            f"`message` {message!r} cannot be filled in ({exc}). Only {{tool}} and {{count}} "
+            "are filled in; double any other brace ({{ or }})."
         )
         raise ValueError(msg) from exc
+    if unknown:
+        # `{tool.x}` or `{tool[3]}` would reach into the tool's name, which no sample can
+        # vouch for, so only the plain fields are accepted (with conversions and specs).
+        msg = (
+            f"`message` {message!r} has the field {{{unknown[0]}}}, but only {{tool}} and "
+            "{count} are filled in, as they are (no attribute or index); double any other "
+            "brace ({{ or }})."
+        )
+        raise ValueError(msg)
     return message
+
+
+_FORMATTER = string.Formatter()
 
 
 class ErrorBudget:

@@ -738,3 +738,30 @@ def test_without_a_budget_the_agent_graph_is_unchanged() -> None:
     budgeted_graph: Any = budgeted
     assert "ToolErrorMiddleware.before_agent" not in graph.get_graph().nodes
     assert "ToolErrorMiddleware.before_agent" in budgeted_graph.get_graph().nodes
+
+
+# The counts of a run in which a "tell" budget has closed the weather tool.
+CLOSED_WEATHER = {
+    "ToolErrorMiddleware\x00weather": 2,
+    "ToolErrorMiddleware\x00weather\x00spent": 1,
+}
+
+# The last message when the closing hook runs, and none of them calls the closed tool.
+NOT_CALLING_A_CLOSED_TOOL: dict[str, BaseMessage] = {
+    "a reply calling only open tools": AIMessage("", tool_calls=[call("echo", "e1")]),
+    "a final answer": AIMessage("The weather tool is down."),
+    "a message that is not the model's": HumanMessage("And tomorrow?"),
+}
+
+
+@pytest.mark.parametrize("case", NOT_CALLING_A_CLOSED_TOOL)
+def test_the_closing_hook_adds_nothing_unless_the_last_reply_calls_a_closed_tool(
+    case: str,
+) -> None:
+    middleware: Any = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=1, when_spent="tell")
+    )
+    earlier = AIMessage("", tool_calls=[call("weather", "w1")])
+    state = {"messages": [earlier, NOT_CALLING_A_CLOSED_TOOL[case]], COUNTS_KEY: CLOSED_WEATHER}
+
+    assert middleware.after_model(state, None) is None

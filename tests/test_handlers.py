@@ -266,3 +266,25 @@ def _assert_no_secrets(messages: list[BaseMessage]) -> None:
     text = repr([m.content for m in messages])
     for secret in SECRETS:
         assert secret not in text
+
+
+def test_alog_handled_lets_what_its_handler_declines_propagate_unlogged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def decline(exc: Exception, request: ToolCallRequest) -> str | None:
+        return None
+
+    agent = build_agent(
+        [failing_tool("search", LEAKY)],
+        [ToolErrorMiddleware(aon_error=alog_handled(decline))],
+        [call("search", "c1")],
+    )
+
+    with (
+        caplog.at_level(logging.DEBUG, logger=LOGGER.name),
+        pytest.raises(ConnectionError) as raised,
+    ):
+        run(agent, "async")
+
+    assert raised.value is LEAKY
+    assert [r for r in caplog.records if r.name == LOGGER.name] == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 import pytest
@@ -535,3 +535,44 @@ def test_repr_shows_the_handlers_and_every_default() -> None:
         f"ToolErrorMiddleware(on_error=None, aon_error={aexplain!r}, "
         "exceptions=('Exception',), tools=None, name='ToolErrorMiddleware')"
     )
+
+
+class _Resolved:
+    """An awaitable that is not a coroutine (as some libraries return): its value at once."""
+
+    def __init__(self, content: str) -> None:
+        self.content = content
+
+    def __await__(self) -> Generator[Any, None, str]:
+        yield from ()
+        return self.content
+
+
+def _a_future(exc: Exception, request: ToolCallRequest) -> asyncio.Future[str]:
+    future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    future.set_result(f"from a future: {type(exc).__name__}")
+    return future
+
+
+def _an_awaitable(exc: Exception, request: ToolCallRequest) -> _Resolved:
+    return _Resolved(f"from an awaitable: {type(exc).__name__}")
+
+
+NOT_COROUTINES: dict[str, tuple[Callable[[Exception, ToolCallRequest], Awaitable[str]], str]] = {
+    "an asyncio Future": (_a_future, "from a future: KeyError"),
+    "an object with __await__": (_an_awaitable, "from an awaitable: KeyError"),
+}
+
+
+@pytest.mark.parametrize("case", NOT_COROUTINES)
+def test_aon_error_may_return_any_awaitable_not_only_a_coroutine(case: str) -> None:
+    aon_error, content = NOT_COROUTINES[case]
+    agent = build_agent(
+        [failing_tool("search", KeyError("k"))],
+        [ToolErrorMiddleware(aon_error=aon_error)],
+        [call("search", "c1")],
+    )
+
+    result = run(agent, "async")
+
+    assert tool_messages(result)["c1"].content == content

@@ -16,7 +16,6 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from _langchain_tool_errors.budget import COUNTS_KEY, ErrorBudget, ToolErrorBudgetExceeded
-from _langchain_tool_errors.checks import require_tool_call_id
 from _langchain_tool_errors.routes import Route
 from _langchain_tool_errors.tool_calls import tool_name
 
@@ -110,8 +109,8 @@ class Accounts:
             if budget.when_spent == "stop":
                 raise ToolErrorBudgetExceeded(tool, count, limit, scope, route=owner) from exc
             tool_count = counts.get(f"{prefix}{tool}", 0) + 1
-            call_id = require_tool_call_id(request, tool, exc)
-            message = _unavailable(budget, call_id, tool, tool_count)
+            # The handler's message carries the call's id, checked when it was made.
+            message = _unavailable(budget, message.tool_call_id, tool, tool_count)
             increments[f"{prefix}{tool}{_SPENT}"] = 1
         return Command(update={"messages": [message], COUNTS_KEY: increments})
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 # create_agent's `checkpointer` parameter is langgraph's `Checkpointer` alias, which leaves
@@ -149,3 +149,14 @@ def direct_request(tool: BaseTool | None, tool_call: ToolCall) -> ToolCallReques
         store=None,
     )
     return ToolCallRequest(tool_call=tool_call, tool=tool, state={}, runtime=runtime)
+
+
+class Ready:
+    """An awaitable that is not a coroutine (as some libraries return): its value at once."""
+
+    def __init__(self, content: str) -> None:
+        self.content = content
+
+    def __await__(self) -> Generator[Any, None, str]:
+        yield from ()
+        return self.content

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import re
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,17 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import log_handled, report_messages_of, report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
-from tests._agents import PATHS, Agent, Path, build_agent, call, direct_request, failing_tool, run
+from tests._agents import (
+    PATHS,
+    Agent,
+    Path,
+    Ready,
+    build_agent,
+    call,
+    direct_request,
+    failing_tool,
+    run,
+)
 
 # The public names as code that skips the type checker sees them, to pass wrong types.
 UntypedMiddleware: Any = ToolErrorMiddleware
@@ -278,17 +288,6 @@ def test_a_wrong_argument_is_refused_naming_it_the_value_given_and_a_fix_that_wo
 
 
 # --- what a handler returned ----------------------------------------------------------------
-
-
-class Ready:
-    """An awaitable that is not a coroutine: awaiting it gives its content at once."""
-
-    def __init__(self, content: str) -> None:
-        self.content = content
-
-    def __await__(self) -> Generator[Any, None, str]:
-        yield from ()
-        return self.content
 
 
 async def _a_coroutine() -> str:

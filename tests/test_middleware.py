@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -20,6 +20,7 @@ from tests._agents import (
     PATHS,
     Calls,
     Path,
+    Ready,
     build_agent,
     call,
     direct_request,
@@ -537,25 +538,14 @@ def test_repr_shows_the_handlers_and_every_default() -> None:
     )
 
 
-class _Resolved:
-    """An awaitable that is not a coroutine (as some libraries return): its value at once."""
-
-    def __init__(self, content: str) -> None:
-        self.content = content
-
-    def __await__(self) -> Generator[Any, None, str]:
-        yield from ()
-        return self.content
-
-
 def _a_future(exc: Exception, request: ToolCallRequest) -> asyncio.Future[str]:
     future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     future.set_result(f"from a future: {type(exc).__name__}")
     return future
 
 
-def _an_awaitable(exc: Exception, request: ToolCallRequest) -> _Resolved:
-    return _Resolved(f"from an awaitable: {type(exc).__name__}")
+def _an_awaitable(exc: Exception, request: ToolCallRequest) -> Ready:
+    return Ready(f"from an awaitable: {type(exc).__name__}")
 
 
 NOT_COROUTINES: dict[str, tuple[Callable[[Exception, ToolCallRequest], Awaitable[str]], str]] = {

@@ -72,11 +72,6 @@ class Accounts:
             )
         )
 
-    @property
-    def telling(self) -> bool:
-        """Whether a spent budget may close a tool ("tell"), so later calls need answers."""
-        return bool(self._telling)
-
     def count(
         self, message: ToolMessage, exc: Exception, request: ToolCallRequest, route: int
     ) -> ToolMessage | Command[Any]:

@@ -17,7 +17,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import SkipValidation
-from typing_extensions import TypeIs, override
+from typing_extensions import override
 
 ScriptStep: TypeAlias = AIMessage | Callable[[Sequence[BaseMessage]], AIMessage]
 """One model reply: a fixed `AIMessage`, or a function of the conversation so far.
@@ -115,10 +115,6 @@ class Repeat:
         return f"Repeat({self.step!r}, times={self.times!r})"
 
 
-def _is_repeat(step: object) -> TypeIs[Repeat]:
-    return isinstance(step, Repeat)
-
-
 def _numbered(reply: AIMessage, repetition: int) -> AIMessage:
     """`reply` with `-{repetition}` after each tool call's id."""
     calls = [
@@ -130,7 +126,7 @@ def _numbered(reply: AIMessage, repetition: int) -> AIMessage:
 
 def _length(script: Sequence[ScriptStep | Repeat]) -> int:
     """How many model calls a script without an endless `Repeat` answers."""
-    return sum((step.times or 0) if _is_repeat(step) else 1 for step in script)
+    return sum((step.times or 0) if isinstance(step, Repeat) else 1 for step in script)
 
 
 def _reply(
@@ -139,7 +135,7 @@ def _reply(
     """The reply to model call `turn` (counted from 0) of a conversation; `None` past the end."""
     first = 0  # the model call that the step being looked at answers first
     for step in script:
-        if _is_repeat(step):
+        if isinstance(step, Repeat):
             if step.times is not None and turn >= first + step.times:
                 first += step.times
                 continue
@@ -196,7 +192,7 @@ class ScriptedChatModel(BaseChatModel):
         """
         super().model_post_init(context)
         for index, step in enumerate(self.script[:-1]):
-            if _is_repeat(step) and step.times is None:
+            if isinstance(step, Repeat) and step.times is None:
                 msg = (
                     f"script[{index}] is {step!r}, which answers every later model call, so "
                     f"the {len(self.script) - index - 1} step(s) after it would never play. "

@@ -164,8 +164,8 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
     theirs_filtered = LangchainToolErrorMiddleware(_explain, tools=list(names))
     # Twenty routes, the failure matching only the last: 19 exception types it is not.
     others = [type(f"NotRaised{i}", (Exception,), {}) for i in range(19)]
-    ours_routes = ToolErrorMiddleware(
-        routes=[*(Route(other, _explain) for other in others), Route(Exception, _explain)]
+    ours_routes = ToolErrorMiddleware.from_routes(
+        [*(Route(other, _explain) for other in others), Route(Exception, _explain)]
     )
     ours_budget = ToolErrorMiddleware(_explain, budget=ErrorBudget(per_tool=10**9))
     ours_tells = ToolErrorMiddleware(

@@ -2,8 +2,9 @@
 
 The trap: three middleware, two specific and a catch-all listed last. langchain runs the
 last middleware in the list innermost, so the catch-all sees every failure first and the
-specific handlers never run. One middleware with `routes=` reads like a `try` statement's
-`except` clauses instead: the first route that matches handles the failure.
+specific handlers never run. One middleware built with `ToolErrorMiddleware.from_routes`
+reads like a `try` statement's `except` clauses instead: the first route that matches
+handles the failure.
 
 Run: `.venv/bin/python examples/routes.py`
 """
@@ -91,8 +92,8 @@ print("One middleware with routes: the first route that matches answers, as `exc
 ask(
     build_agent(
         [
-            ToolErrorMiddleware(
-                routes=[
+            ToolErrorMiddleware.from_routes(
+                [
                     Route(KeyError, missing_record, tools=[lookup]),
                     Route((TimeoutError, ConnectionError), timed_out),
                     Route(Exception, report_type_only),

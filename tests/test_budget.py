@@ -329,7 +329,7 @@ def test_a_route_budget_counts_only_the_failures_its_route_handles(path: Path) -
         Route(Exception, report_type_only),
     ]
     agent = agent_with(
-        [tool], [ToolErrorMiddleware(routes=routes)], calling(lambda t: ["lookup"], 9)
+        [tool], [ToolErrorMiddleware.from_routes(routes)], calling(lambda t: ["lookup"], 9)
     )
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
@@ -349,7 +349,7 @@ def test_routes_without_a_budget_loop_freely_beside_one_with(path: Path) -> None
         Route(Exception, report_type_only),
     ]
     agent = agent_with(
-        tools, [ToolErrorMiddleware(routes=routes)], calling(lambda t: ["lookup", "fetch"], 4)
+        tools, [ToolErrorMiddleware.from_routes(routes)], calling(lambda t: ["lookup", "fetch"], 4)
     )
 
     result = run(agent, path)
@@ -370,7 +370,7 @@ def test_a_route_budget_and_the_middleware_budget_both_count(path: Path) -> None
         Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=5)),
         Route(Exception, report_type_only),
     ]
-    middleware = ToolErrorMiddleware(routes=routes, budget=ErrorBudget(per_run=3))
+    middleware = ToolErrorMiddleware.from_routes(routes, budget=ErrorBudget(per_run=3))
     agent = agent_with([tool], [middleware], calling(lambda t: ["lookup"], 9))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
@@ -384,7 +384,7 @@ def test_a_route_budget_and_the_middleware_budget_both_count(path: Path) -> None
 def test_the_first_budget_spent_decides_even_when_it_is_the_routes(path: Path) -> None:
     tool = failing_tool("lookup", ConnectionError("down"))
     routes = [Route(ConnectionError, explain_outage, budget=ErrorBudget(per_run=2))]
-    middleware = ToolErrorMiddleware(routes=routes, budget=ErrorBudget(per_tool=10))
+    middleware = ToolErrorMiddleware.from_routes(routes, budget=ErrorBudget(per_tool=10))
     agent = agent_with([tool], [middleware], calling(lambda t: ["lookup"], 9))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
@@ -404,7 +404,7 @@ def test_each_route_keeps_its_own_count_for_the_same_tool(path: Path) -> None:
         Route(KeyError, report_type_only, budget=ErrorBudget(per_tool=2)),
     ]
     agent = agent_with(
-        [tool], [ToolErrorMiddleware(routes=routes)], calling(lambda t: ["lookup"], 9)
+        [tool], [ToolErrorMiddleware.from_routes(routes)], calling(lambda t: ["lookup"], 9)
     )
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
@@ -415,12 +415,12 @@ def test_each_route_keeps_its_own_count_for_the_same_tool(path: Path) -> None:
 
 
 def test_only_budgeted_routes_add_the_budget_hooks() -> None:
-    plain = ToolErrorMiddleware(routes=[Route(Exception, report_type_only)])
-    counted = ToolErrorMiddleware(
-        routes=[Route(Exception, report_type_only, budget=ErrorBudget(per_tool=1))]
+    plain = ToolErrorMiddleware.from_routes([Route(Exception, report_type_only)])
+    counted = ToolErrorMiddleware.from_routes(
+        [Route(Exception, report_type_only, budget=ErrorBudget(per_tool=1))]
     )
-    telling = ToolErrorMiddleware(
-        routes=[
+    telling = ToolErrorMiddleware.from_routes(
+        [
             Route(KeyError, report_type_only),
             Route(Exception, report_type_only, budget=ErrorBudget(per_tool=1, when_spent="tell")),
         ]
@@ -466,7 +466,7 @@ def test_a_failure_a_route_budget_closes_still_counts_for_the_middleware(path: P
         Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=1, when_spent="tell")),
         Route(Exception, report_type_only),
     ]
-    middleware = ToolErrorMiddleware(routes=routes, budget=ErrorBudget(per_run=3))
+    middleware = ToolErrorMiddleware.from_routes(routes, budget=ErrorBudget(per_run=3))
     plan = ["fetch", "fetch", "lookup", "lookup", "lookup"]
     agent = agent_with(tools, [middleware], calling(lambda t: [plan[t]], len(plan)))
 
@@ -570,7 +570,7 @@ def test_a_spent_budget_says_which_limit_of_which_budget(
 
 def test_the_repr_shows_each_budget() -> None:
     route = Route(KeyError, report_type_only, budget=ErrorBudget(per_tool=2))
-    middleware = ToolErrorMiddleware(routes=[route], budget=ErrorBudget(per_run=4))
+    middleware = ToolErrorMiddleware.from_routes([route], budget=ErrorBudget(per_run=4))
 
     assert "budget=ErrorBudget(per_tool=2, per_run=None" in repr(route)
     assert "budget=ErrorBudget(per_tool=None, per_run=4" in repr(middleware)
@@ -609,12 +609,14 @@ DECLINING: dict[str, Callable[[ErrorBudget], ToolErrorMiddleware]] = {
     "the middleware's handler": lambda budget: ToolErrorMiddleware(
         declines_value_errors, budget=budget
     ),
-    "a route's handler, under the route's budget": lambda budget: ToolErrorMiddleware(
-        routes=[Route(Exception, declines_value_errors, budget=budget)]
+    "a route's handler, under the route's budget": lambda budget: ToolErrorMiddleware.from_routes(
+        [Route(Exception, declines_value_errors, budget=budget)]
     ),
-    "a route of its own, under the middleware's budget": lambda budget: ToolErrorMiddleware(
-        routes=[Route(ValueError, lambda e, r: None), Route(Exception, report_type_only)],
-        budget=budget,
+    "a route of its own, under the middleware's budget": lambda budget: (
+        ToolErrorMiddleware.from_routes(
+            [Route(ValueError, lambda e, r: None), Route(Exception, report_type_only)],
+            budget=budget,
+        )
     ),
 }
 

@@ -209,8 +209,8 @@ CONFIGURATIONS: dict[str, Callable[[Calls, Scenario], ToolErrorMiddleware]] = {
     "budget of one failure": lambda r, s: ToolErrorMiddleware(
         r.handler, budget=ErrorBudget(per_tool=1)
     ),
-    "routes: its tool, then a catch-all": lambda r, s: ToolErrorMiddleware(
-        routes=[Route(s.exception, r.handler, tools=[s.tool]), Route(Exception, r.handler)]
+    "routes: its tool, then a catch-all": lambda r, s: ToolErrorMiddleware.from_routes(
+        [Route(s.exception, r.handler, tools=[s.tool]), Route(Exception, r.handler)]
     ),
 }
 

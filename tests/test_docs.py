@@ -265,7 +265,7 @@ def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 PAGES = {
     "index.html": "langchain-tool-errors",
-    "guides/routes.html": "Ordered routes in one middleware: routes=",
+    "guides/routes.html": "Ordered routes in one middleware: from_routes",
     "reference/middleware.html": "The middleware",
 }
 

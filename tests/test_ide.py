@@ -5,12 +5,11 @@ in this repository's workspace (so they resolve the package as an editor would) 
 the requests an editor sends while someone types:
 
 - signature help inside each call shape of `ToolErrorMiddleware` and `Route` (sync,
-  sync + async, async-only, each with and without `exceptions=`; `routes=`; with
+  sync + async, async-only, each with and without `exceptions=`; `from_routes`; with
   `tools=`, `budget=` and `name=`), at every cursor position between its arguments: after
   each argument and after the comma that follows it, both in a call typed only that far
   and in the finished call. The overload the server highlights must have a parameter for
-  every argument before the cursor, none of them typed `None`, except in the few shapes
-  where a server is known to choose otherwise (`KNOWN_GAPS`, which the guide lists);
+  every argument before the cursor, none of them typed `None`;
 - hover on a constructed middleware: its three type parameters; on a constructor call: the
   one overload it matches;
 - hover on the class, and completion of its name: the first line of its docstring;
@@ -87,9 +86,9 @@ CALLS: dict[str, tuple[str, list[str]]] = {
             'name="lookup_errors"',
         ],
     ),
-    "routes=": (
-        "ToolErrorMiddleware",
-        ["routes=[Route(KeyError, explain)]", "budget=ErrorBudget(per_run=3)", 'name="routed"'],
+    "from_routes": (
+        "ToolErrorMiddleware.from_routes",
+        ["[Route(KeyError, explain)]", "budget=ErrorBudget(per_run=3)", 'name="routed"'],
     ),
     "route, sync": ("Route", ["KeyError", "explain"]),
     "route, sync + async": ("Route", ["KeyError", "explain", "aon_error=aexplain"]),
@@ -110,24 +109,6 @@ CALLS: dict[str, tuple[str, list[str]]] = {
     ),
 }
 """Each call shape as the callee and the arguments a user types, in order."""
-
-KNOWN_GAPS = {
-    # Both highlight the first overload that has a parameter of the name at the cursor,
-    # whatever else is typed, or send none after a comma with nothing typed yet (the editor
-    # then shows the first overload). After `routes=`, both lead to the first overload: it
-    # has `budget` and `name` but not `routes`. No order of overloads avoids it, since each
-    # shape takes `budget=` and `name=`.
-    ("pyright", "routes="): "highlights the first overload, which has no `routes`",
-    ("basedpyright", "routes="): "highlights the first overload, which has no `routes`",
-    # pyrefly highlights the first of the overloads whose number of arguments fits, and each
-    # one with `exceptions` also needs a handler.
-    ("pyrefly", "exceptions= before the handler"): (
-        "highlights an overload without `exceptions` until a handler is typed"
-    ),
-}
-"""What a server shows that no order or shape of the overloads changes, as recorded here and
-in the type-checking guide ("In the editor"). Each must still happen: when a server stops
-doing it, the test fails, to have the entry and the guide's sentence removed."""
 
 HEADER = """\
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -297,19 +278,12 @@ def test_signature_help_highlights_an_overload_that_takes_what_is_typed(scratch:
                 f"at {where} the highlighted overload {active['label']!r} does not take what "
                 f"is typed ({problem})"
             )
-    known = {shape for server, shape in KNOWN_GAPS if server == scratch.name}
-    unexpected = {shape: found for shape, found in problems.items() if shape not in known}
-    assert not unexpected, f"{scratch.name}:\n" + "\n".join(
-        f"{shape}: {problem}" for shape, found in unexpected.items() for problem in found
-    )
-    assert known <= set(problems), (
-        f"{scratch.name} no longer {KNOWN_GAPS[scratch.name, min(known - set(problems))]}: "
-        "remove the entry from KNOWN_GAPS and the sentence from the type-checking guide"
+    assert not problems, f"{scratch.name}:\n" + "\n".join(
+        f"{shape}: {problem}" for shape, found in problems.items() for problem in found
     )
     FIGURES.append(
-        f"IDE, {scratch.name}: signature help takes what is typed at "
-        f"{len(scratch.probes) - sum(map(len, problems.values()))} of {len(scratch.probes)} "
-        f"cursor positions ({len(CALLS)} call shapes; the rest are known gaps)"
+        f"IDE, {scratch.name}: signature help takes what is typed at all "
+        f"{len(scratch.probes)} cursor positions ({len(CALLS)} call shapes)"
     )
 
 

@@ -104,7 +104,9 @@ class Mistake:
 
 
 BUDGET_FIX = "budget=ErrorBudget(per_tool=3)"
-ROUTES_FIX = "routes=[Route(KeyError, handler), Route(Exception, fallback)]"
+ROUTES_FIX = (
+    "ToolErrorMiddleware.from_routes([Route(KeyError, handler), Route(Exception, fallback)])"
+)
 
 MISTAKES: dict[str, Mistake] = {
     "a budget given as a number": Mistake(
@@ -120,34 +122,34 @@ MISTAKES: dict[str, Mistake] = {
         {BUDGET_FIX: "Route(KeyError, report_type_only, {fix})"},
     ),
     "routes given as a dict": Mistake(
-        lambda: UntypedMiddleware(routes={}),
+        lambda: UntypedMiddleware.from_routes({}),
         TypeError,
         ("`routes`", "got dict"),
-        {ROUTES_FIX: "ToolErrorMiddleware({fix})"},
+        {ROUTES_FIX: "{fix}"},
     ),
     "routes given as one Route": Mistake(
-        lambda: UntypedMiddleware(routes=Route(Exception, report_type_only)),
+        lambda: UntypedMiddleware.from_routes(Route(Exception, report_type_only)),
         TypeError,
         ("`routes`", "got Route"),
-        {ROUTES_FIX: "ToolErrorMiddleware({fix})"},
+        {ROUTES_FIX: "{fix}"},
     ),
     "a handler where a Route belongs": Mistake(
-        lambda: UntypedMiddleware(routes=[Route(KeyError, _handler), report_type_only]),
+        lambda: UntypedMiddleware.from_routes([Route(KeyError, _handler), report_type_only]),
         TypeError,
         ("routes[1]", "function"),
-        {"Route(KeyError, handler)": "ToolErrorMiddleware(routes=[{fix}])"},
+        {"Route(KeyError, handler)": "ToolErrorMiddleware.from_routes([{fix}])"},
     ),
     "no routes": Mistake(
-        lambda: UntypedMiddleware(routes=[]),
+        lambda: UntypedMiddleware.from_routes([]),
         ValueError,
         ("`routes`",),
-        {"routes=[Route(Exception, report_type_only)]": "ToolErrorMiddleware({fix})"},
+        {"ToolErrorMiddleware.from_routes([Route(Exception, report_type_only)])": "{fix}"},
     ),
-    "routes with a handler and tools beside them": Mistake(
-        lambda: UntypedMiddleware(_handler, routes=[Route(Exception, _handler)], tools=["search"]),
+    "routes given to the one-handler constructor": Mistake(
+        lambda: UntypedMiddleware(_handler, routes=[Route(Exception, _handler)]),
         TypeError,
-        ("`on_error`, `tools`",),
-        {"routes=[Route(KeyError, on_error, tools=[...]), ...]": None},
+        ("`routes=`",),
+        {"ToolErrorMiddleware.from_routes([Route(KeyError, on_error), ...])": None},
     ),
     "a route with no handler": Mistake(
         lambda: UntypedRoute(KeyError),
@@ -437,8 +439,8 @@ def looping(tool: BaseTool, middleware: ToolErrorMiddleware, turns: int) -> Agen
 
 def _routed(budget: ErrorBudget) -> ToolErrorMiddleware:
     """Two routes; the second, which handles the weather tool's `LookupError`, has `budget`."""
-    return ToolErrorMiddleware(
-        routes=[Route(KeyError, _handler), Route(LookupError, report_type_only, budget=budget)]
+    return ToolErrorMiddleware.from_routes(
+        [Route(KeyError, _handler), Route(LookupError, report_type_only, budget=budget)]
     )
 
 
@@ -536,7 +538,7 @@ def test_a_template_field_that_reaches_into_the_name_or_count_is_refused_naming_
 
 def _refusal(routes: list[Route[Any]]) -> str:
     with pytest.raises(ValueError, match="can never match") as raised:
-        ToolErrorMiddleware(routes=routes)
+        ToolErrorMiddleware.from_routes(routes)
     return str(raised.value)
 
 

@@ -180,7 +180,7 @@ def explain(exc: KeyError, request: ToolCallRequest) -> str:
     return f"no record {exc.args[0]!r}"
 
 
-middleware = ToolErrorMiddleware(routes=[Route(KeyError, explain)], name="lookup_errors")
+middleware = ToolErrorMiddleware.from_routes([Route(KeyError, explain)], name="lookup_errors")
 """
 
 

@@ -1,6 +1,6 @@
 """Ordered routes in one middleware, through real agents on both paths.
 
-`ToolErrorMiddleware(routes=[...])` reads like a `try` statement's `except` clauses: the
+`ToolErrorMiddleware.from_routes([...])` reads like a `try` statement's `except` clauses: the
 first route whose exception types and tools match a failure handles it; its handler's
 `None` re-raises (no falling through); a failure no route matches propagates unchanged.
 """
@@ -92,8 +92,8 @@ def test_specific_middleware_before_a_fallback_loses_to_it_in_a_middleware_list(
 
 @pytest.mark.parametrize("path", PATHS)
 def test_routes_in_one_middleware_handle_each_failure_by_the_first_match(path: Path) -> None:
-    middleware = ToolErrorMiddleware(
-        routes=[
+    middleware = ToolErrorMiddleware.from_routes(
+        [
             Route(KeyError, says("lookup route"), tools=["lookup"]),
             Route(TimeoutError, says("search route")),
             Route(Exception, says("fallback")),
@@ -112,8 +112,8 @@ def test_routes_in_one_middleware_handle_each_failure_by_the_first_match(path: P
 @pytest.mark.parametrize("path", PATHS)
 def test_a_route_matches_by_exception_and_by_tool_together(path: Path) -> None:
     tools = [failing_tool("a", KeyError("x")), failing_tool("b", KeyError("y"))]
-    middleware = ToolErrorMiddleware(
-        routes=[
+    middleware = ToolErrorMiddleware.from_routes(
+        [
             Route(KeyError, says("a's keys"), tools=["a"]),
             Route(LookupError, says("lookups")),
         ]
@@ -129,8 +129,8 @@ def test_a_route_matches_by_exception_and_by_tool_together(path: Path) -> None:
 def test_none_from_the_matching_route_propagates_without_falling_through(path: Path) -> None:
     error = KeyError("record 7")
     fallback = Calls()
-    middleware = ToolErrorMiddleware(
-        routes=[Route(KeyError, lambda exc, request: None), Route(Exception, fallback.handler)]
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(KeyError, lambda exc, request: None), Route(Exception, fallback.handler)]
     )
     agent = build_agent([failing_tool("lookup", error)], [middleware], [call("lookup", "l")])
 
@@ -144,8 +144,8 @@ def test_none_from_the_matching_route_propagates_without_falling_through(path: P
 @pytest.mark.parametrize("path", PATHS)
 def test_a_failure_no_route_matches_propagates_unchanged(path: Path) -> None:
     error = ValueError("bad unit")
-    middleware = ToolErrorMiddleware(
-        routes=[Route(KeyError, says("keys")), Route(TimeoutError, says("timeouts"))]
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(KeyError, says("keys")), Route(TimeoutError, says("timeouts"))]
     )
     agent = build_agent([failing_tool("convert", error)], [middleware], [call("convert", "c")])
 
@@ -157,8 +157,8 @@ def test_a_failure_no_route_matches_propagates_unchanged(path: Path) -> None:
 
 
 def test_the_async_path_uses_a_routes_async_handler_and_the_sync_path_its_sync_one() -> None:
-    middleware = ToolErrorMiddleware(
-        routes=[Route(Exception, says("sync"), aon_error=asays("async"))]
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(Exception, says("sync"), aon_error=asays("async"))]
     )
     agent = build_agent(TOOLS[:1], [middleware], CALLS[:1])
 
@@ -183,7 +183,7 @@ def test_a_middleware_with_an_async_only_route_refuses_the_sync_path_before_tool
         ran.append("tool")
         raise TimeoutError
 
-    middleware = ToolErrorMiddleware(routes=routes)
+    middleware = ToolErrorMiddleware.from_routes(routes)
     request = direct_request(None, call("search", "s"))
 
     with pytest.raises(NotImplementedError, match="ainvoke"):
@@ -213,8 +213,8 @@ def test_fifty_parallel_failures_are_each_answered_by_their_own_route(path: Path
     }
     tools = [failing_tool(name, error) for name, error in errors.items()]
     calls = [call(f"t{n % 5}", f"c{n}") for n in range(50)]
-    middleware = ToolErrorMiddleware(
-        routes=[
+    middleware = ToolErrorMiddleware.from_routes(
+        [
             Route((KeyError, IndexError), says("lookups")),
             Route(TimeoutError, says("timeouts"), tools=["t1"]),
             Route(ConnectionError, says("network")),
@@ -240,7 +240,7 @@ def test_fifty_parallel_failures_are_each_answered_by_their_own_route(path: Path
 
 @pytest.mark.parametrize("path", PATHS)
 def test_successes_pass_through_a_routed_middleware_untouched(path: Path) -> None:
-    middleware = ToolErrorMiddleware(routes=[Route(Exception, report_type_only)])
+    middleware = ToolErrorMiddleware.from_routes([Route(Exception, report_type_only)])
     agent = build_agent([echo_tool()], [middleware], [call("echo", "e", query="hi")])
 
     message = tool_messages(run(agent, path))["e"]
@@ -257,7 +257,7 @@ def test_a_routes_handler_returning_no_content_is_refused_chained_to_the_tool_er
     def returns_int(exc: Exception, request: ToolCallRequest) -> int:
         return 42
 
-    middleware = Untyped(routes=[UntypedRoute(KeyError, returns_int)])
+    middleware = Untyped.from_routes([UntypedRoute(KeyError, returns_int)])
     agent = build_agent([failing_tool("lookup", error)], [middleware], [call("lookup", "l")])
 
     with pytest.raises(TypeError, match="on_error") as raised:
@@ -275,8 +275,8 @@ def test_blocks_and_text_routes_mix_in_one_middleware() -> None:
     def blocks(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
         return [{"type": "text", "text": "blocks"}]
 
-    middleware = ToolErrorMiddleware(
-        routes=[Route(KeyError, says("text")), Route(Exception, blocks)]
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(KeyError, says("text")), Route(Exception, blocks)]
     )
     agent = build_agent(TOOLS[:2], [middleware], CALLS[:2])
 
@@ -288,7 +288,7 @@ def test_blocks_and_text_routes_mix_in_one_middleware() -> None:
 def test_the_routes_are_readable_back_in_order() -> None:
     first, last = Route(KeyError, says("k"), tools=["lookup"]), Route(Exception, says("e"))
 
-    middleware = ToolErrorMiddleware(routes=(first, last), name="errors")
+    middleware = ToolErrorMiddleware.from_routes((first, last), name="errors")
 
     assert middleware.routes == (first, last)
     assert (middleware.on_error, middleware.aon_error, middleware.selected_tools) == (
@@ -298,7 +298,7 @@ def test_the_routes_are_readable_back_in_order() -> None:
     )
     assert middleware.exceptions == (Exception,)  # what its `except` clause catches
     assert first.selected_tools == frozenset({"lookup"})
-    assert "routes=[Route(('KeyError',)" in repr(middleware)
+    assert "ToolErrorMiddleware.from_routes([Route(('KeyError',)" in repr(middleware)
 
 
 def test_a_single_handler_middleware_is_one_route() -> None:
@@ -324,27 +324,27 @@ async def _ahandler(exc: Exception, request: ToolCallRequest) -> str:
 # Each wrong configuration, typed `Any` as code that skips the type checker would pass it:
 # (what is given, the error it raises, words the message must hold).
 BAD_ROUTES: dict[str, tuple[Any, type[Exception], str]] = {
-    "routes empty": (lambda: Untyped(routes=[]), ValueError, "at least one Route"),
+    "routes empty": (lambda: Untyped.from_routes([]), ValueError, "at least one Route"),
     "routes not a list": (
-        lambda: Untyped(routes=UntypedRoute(Exception, _handler)),
+        lambda: Untyped.from_routes(UntypedRoute(Exception, _handler)),
         TypeError,
         "list or tuple of Route",
     ),
     "an element not a Route": (
-        lambda: Untyped(routes=[_handler]),
+        lambda: Untyped.from_routes([_handler]),
         TypeError,
         "routes[0] is function, not a Route",
     ),
     "the same exception twice": (
-        lambda: Untyped(
-            routes=[UntypedRoute(KeyError, _handler), UntypedRoute(KeyError, _handler)]
+        lambda: Untyped.from_routes(
+            [UntypedRoute(KeyError, _handler), UntypedRoute(KeyError, _handler)]
         ),
         ValueError,
         "routes[1]",
     ),
     "a subclass after its base": (
-        lambda: Untyped(
-            routes=[
+        lambda: Untyped.from_routes(
+            [
                 UntypedRoute(LookupError, _handler),
                 UntypedRoute((KeyError, IndexError), _handler),
             ]
@@ -353,8 +353,8 @@ BAD_ROUTES: dict[str, tuple[Any, type[Exception], str]] = {
         "can never match",
     ),
     "a route for some tools after one for all": (
-        lambda: Untyped(
-            routes=[
+        lambda: Untyped.from_routes(
+            [
                 UntypedRoute(Exception, _handler),
                 UntypedRoute(KeyError, _handler, tools=["lookup"]),
             ]
@@ -363,8 +363,8 @@ BAD_ROUTES: dict[str, tuple[Any, type[Exception], str]] = {
         "routes[0]",
     ),
     "a route whose exceptions two earlier routes catch together": (
-        lambda: Untyped(
-            routes=[
+        lambda: Untyped.from_routes(
+            [
                 UntypedRoute(KeyError, _handler),
                 UntypedRoute(ValueError, _handler),
                 UntypedRoute((KeyError, ValueError), _handler),
@@ -374,8 +374,8 @@ BAD_ROUTES: dict[str, tuple[Any, type[Exception], str]] = {
         "routes[2] (Route(('KeyError', 'ValueError')",
     ),
     "a route whose tools two earlier routes cover together": (
-        lambda: Untyped(
-            routes=[
+        lambda: Untyped.from_routes(
+            [
                 UntypedRoute(KeyError, _handler, tools=["lookup"]),
                 UntypedRoute(LookupError, _handler, tools=["search"]),
                 UntypedRoute(KeyError, _handler, tools=["search", "lookup"]),
@@ -384,29 +384,24 @@ BAD_ROUTES: dict[str, tuple[Any, type[Exception], str]] = {
         ValueError,
         "routes[0] and routes[1] come first and together catch",
     ),
-    "routes with a handler": (
+    "routes= given to the one-handler constructor": (
         lambda: Untyped(_handler, routes=[UntypedRoute(Exception, _handler)]),
         TypeError,
-        "`on_error`",
+        "ToolErrorMiddleware.from_routes(",
     ),
-    "routes with exceptions=": (
-        lambda: Untyped(routes=[UntypedRoute(Exception, _handler)], exceptions=KeyError),
+    "routes= alone": (
+        lambda: Untyped(routes=[UntypedRoute(Exception, _handler)]),
         TypeError,
-        "`exceptions`",
+        "ToolErrorMiddleware.from_routes(",
     ),
-    "routes with aon_error=": (
-        lambda: Untyped(routes=[UntypedRoute(Exception, _handler)], aon_error=_ahandler),
+    "from_routes with a handler": (
+        lambda: Untyped.from_routes([UntypedRoute(Exception, _handler)], on_error=_handler),
         TypeError,
-        "`aon_error`",
-    ),
-    "routes with tools=": (
-        lambda: Untyped(routes=[UntypedRoute(Exception, _handler)], tools=["lookup"]),
-        TypeError,
-        "`tools`",
+        "on_error",
     ),
     "a route for the same tools as an earlier, wider one": (
-        lambda: Untyped(
-            routes=[
+        lambda: Untyped.from_routes(
+            [
                 UntypedRoute(LookupError, _handler, tools=["lookup", "search"]),
                 UntypedRoute(KeyError, _handler, tools=["search", "lookup"]),
             ]
@@ -483,7 +478,7 @@ REACHABLE: dict[str, list[Route[SyncCapable]]] = {
 
 @pytest.mark.parametrize("case", REACHABLE)
 def test_a_route_that_some_failure_reaches_is_accepted(case: str) -> None:
-    middleware = ToolErrorMiddleware(routes=REACHABLE[case])
+    middleware = ToolErrorMiddleware.from_routes(REACHABLE[case])
 
     assert middleware.routes == tuple(REACHABLE[case])
 
@@ -491,8 +486,8 @@ def test_a_route_that_some_failure_reaches_is_accepted(case: str) -> None:
 @pytest.mark.parametrize("path", PATHS)
 def test_repeated_failures_are_routed_the_same_each_time(path: Path) -> None:
     # The middleware remembers the route of each (exception type, tool) pair it has seen.
-    middleware = ToolErrorMiddleware(
-        routes=[
+    middleware = ToolErrorMiddleware.from_routes(
+        [
             Route(KeyError, says("lookup's keys"), tools=["lookup"]),
             Route(TimeoutError, lambda exc, request: None),
             Route(LookupError, says("other lookups")),
@@ -533,8 +528,8 @@ def test_a_route_for_an_abc_sees_classes_registered_after_a_first_failure(fallba
 
     Reportable.register(Flaky)
     wide = Exception if fallback == "Exception" else Reportable
-    middleware = ToolErrorMiddleware(
-        routes=[Route(Retryable, says("retry")), Route(wide, says("other"))]
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(Retryable, says("retry")), Route(wide, says("other"))]
     )
     request = direct_request(None, call("search", "s"))
 

@@ -187,7 +187,7 @@ class ToolErrorBudgetExceeded(Exception):
         count: The handled failures counted, this one included.
         limit: The limit that was exceeded.
         scope: `"tool"` for `per_tool`, `"run"` for `per_run`.
-        route: The position in `routes=` of the route whose own budget was spent, or
+        route: The position in the middleware's routes of the route whose own budget was spent, or
             `None` when it was the middleware's `budget=`.
 
     Example:

@@ -52,19 +52,13 @@ def require_a_handler(
         raise MissingHandlerError(msg)
 
 
-def reject_with_routes(**given: object) -> None:
-    """With `routes=`, none of the single-route arguments is given (each route has its own)."""
-    extra = [
-        argument
-        for argument, value in given.items()
-        if value is not None and not (argument == "exceptions" and value is Exception)
-    ]
-    if extra:
-        names = ", ".join(f"`{argument}`" for argument in extra)
+def reject_routes_keyword(routes: object) -> None:
+    """`ToolErrorMiddleware()` takes no `routes=`: routes have a constructor of their own."""
+    if routes is not None:
         msg = (
-            f"ToolErrorMiddleware(routes=...) was also given {names}: with routes, each Route "
-            "carries its own exceptions, handlers and tools. Move them into a Route, "
-            "for example routes=[Route(KeyError, on_error, tools=[...]), ...]."
+            "ToolErrorMiddleware() takes one handler, not `routes=`. Build a middleware from "
+            "routes with ToolErrorMiddleware.from_routes([Route(KeyError, on_error), ...]), "
+            "which takes `budget=` and `name=` too."
         )
         raise TypeError(msg)
 

@@ -15,7 +15,7 @@ from typing_extensions import TypeVar, override
 from _langchain_tool_errors.budget import COUNTS_KEY, RESET_UPDATE, BudgetState, ErrorBudget
 from _langchain_tool_errors.checks import (
     reject_async_on_error,
-    reject_with_routes,
+    reject_routes_keyword,
     require_a_handler,
     require_budget,
     require_callable,
@@ -146,16 +146,6 @@ class ToolErrorMiddleware(
         budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
-    # A sync handler, on both paths, for every `Exception`.
-    @overload
-    def __init__(
-        self: ToolErrorMiddleware[_ContentT, Exception, SyncCapable],
-        on_error: OnError[_ContentT, Exception],
-        *,
-        tools: ToolSelection | None = None,
-        budget: ErrorBudget | None = None,
-        name: str | None = None,
-    ) -> None: ...
     # An async handler only (the sync path is a type error), for the types in `exceptions=`.
     @overload
     def __init__(
@@ -167,25 +157,28 @@ class ToolErrorMiddleware(
         budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
-    # An async handler only, for every `Exception` (the sync path is a type error).
+    # An async handler only, for every `Exception` (the sync path is a type error). It also
+    # takes `exceptions=`, as a handler for every `Exception` handles any of them (the
+    # overload above admits that call first, with the narrower type). pyrefly highlights the
+    # first overload whose number of arguments fits, so with only `exceptions=` typed it
+    # shows this one, which has the parameter; it comes before the sync shape for that.
     @overload
     def __init__(
         self: ToolErrorMiddleware[_ContentT, Exception, AsyncOnly],
         *,
         aon_error: AOnError[_ContentT, Exception],
+        exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
-    # Ordered routes, each an `except` clause with its own exceptions, handlers and tools.
-    # Each route checked its handlers against its exceptions where it was written; the
-    # middleware's content type is the general one, so routes returning text and routes
-    # returning blocks mix in one list in every checker (mypy joins a list's items).
+    # A sync handler, on both paths, for every `Exception`.
     @overload
     def __init__(
-        self: ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT],
+        self: ToolErrorMiddleware[_ContentT, Exception, SyncCapable],
+        on_error: OnError[_ContentT, Exception],
         *,
-        routes: Sequence[Route[_ModeT]],
+        tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         name: str | None = None,
     ) -> None: ...
@@ -196,9 +189,9 @@ class ToolErrorMiddleware(
         aon_error: StoredAsyncHandler | None = None,
         exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
         tools: ToolSelection | None = None,
-        routes: Sequence[Route[Any]] | None = None,
         budget: ErrorBudget | None = None,
         name: str | None = None,
+        routes: object = None,
     ) -> None:
         """Configure which tool failures to hand back to the model, and how.
 
@@ -213,33 +206,106 @@ class ToolErrorMiddleware(
                 typed for a narrower exception needs this argument.
             tools: Names or `BaseTool`s of the tools to handle, in a list or tuple; calls to
                 other tools pass through untouched. `None` (the default) handles every tool.
-            routes: Instead of the four arguments above, an ordered list of `Route`s: the
-                first whose exceptions and tools match a failure handles it, as the first
-                matching `except` clause does (see `Route`).
             budget: An `ErrorBudget`: at most so many handled failures per tool, or in
                 all, in one run of the agent; what happens then is the budget's choice.
-                It counts every failure handed back, whatever its route (a `Route` may
-                have a budget of its own too). `None` (the default) sets no limit.
+                `None` (the default) sets no limit.
             name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
                 Give each instance in one agent its own name.
+            routes: Not taken here (a type error too): routes are built with
+                `ToolErrorMiddleware.from_routes(routes)`, and the error says so.
 
         Raises:
             TypeError: A handler is missing, not callable, or async where a sync one is
-                expected; or `exceptions`, `tools` or `name` has the wrong type; or
-                `routes` is not a list or tuple of `Route`s, or comes with a handler. A
-                missing handler raises an error that is also a `ValueError`.
-            ValueError: `exceptions`, `tools` or `routes` is empty, `exceptions` names a
-                LangGraph control-flow signal, or a route can never match.
+                expected; or `exceptions`, `tools`, `budget` or `name` has the wrong type;
+                or `routes=` is given. A missing handler raises an error that is
+                also a `ValueError`.
+            ValueError: `exceptions` or `tools` is empty, or `exceptions` names a
+                LangGraph control-flow signal.
         """
-        checked_budget = require_budget(budget)
-        if routes is not None:
-            reject_with_routes(
-                on_error=on_error, aon_error=aon_error, exceptions=exceptions, tools=tools
+        reject_routes_keyword(routes)
+        require_a_handler(on_error, aon_error)
+        require_callable("on_error", on_error)
+        require_callable("aon_error", aon_error)
+        reject_async_on_error(on_error)
+        checked = require_exception_types(exceptions)
+        tool_names = require_tool_selection(tools)
+        # The configuration as one route, so that the hooks route every failure alike. Its
+        # arguments were checked above; `Any` for the overloads' sake.
+        given: Any = (checked, on_error, aon_error, tools)
+        self._configure(
+            (Route(given[0], given[1], aon_error=given[2], tools=given[3]),), budget, name
+        )
+        # The overloads tie the handlers' content type and `exceptions=` to the class's type
+        # parameters; the implementation's signature cannot name them (mypy checks it
+        # against every overload), so the casts restate what the overloads proved.
+        self._on_error = cast("OnError[_ContentT_co, Any] | None", on_error)
+        self._aon_error = cast("AOnError[_ContentT_co, Any] | None", aon_error)
+        self._exceptions = cast("tuple[type[_ExcT_co], ...]", checked)  # as above
+        self._tool_names = tool_names
+
+    @classmethod
+    def from_routes(
+        cls,
+        routes: Sequence[Route[_ModeT]],
+        *,
+        budget: ErrorBudget | None = None,
+        name: str | None = None,
+    ) -> ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT]:
+        """Build a middleware from ordered routes, each an `except` clause of its own.
+
+        When a tool fails, the first route whose exceptions and tools match handles the
+        failure, as the first matching `except` clause would; a failure no route matches
+        propagates unchanged (see `Route`). The middleware is `SyncCapable` when every route
+        has a sync handler, else `AsyncOnly`. Routes returning text and routes returning
+        content blocks mix in one list.
+
+        Args:
+            routes: A non-empty list or tuple of `Route`s, in order.
+            budget: An `ErrorBudget` counting every failure handed back, whatever its route
+                (a `Route` may have a budget of its own too). `None` sets no limit.
+            name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
+
+        Returns:
+            The middleware: `on_error`, `aon_error` and `selected_tools` read `None` (each
+            route has its own), and `exceptions` is the widest of the routes' types.
+
+        Raises:
+            TypeError: `routes` is not a list or tuple of `Route`s, or `budget` or `name`
+                has the wrong type.
+            ValueError: `routes` is empty, or a route can never match because earlier
+                routes catch all of its failures.
+
+        Example:
+            ```python
+            middleware = ToolErrorMiddleware.from_routes(
+                [Route(KeyError, explain), Route(Exception, report_type_only)],
+                budget=ErrorBudget(per_tool=3),
             )
-            checked_routes = require_routes(routes)
-        else:
-            checked_routes = ()
-        budgets = [checked_budget, *(route.budget for route in checked_routes)]
+            assert len(middleware.routes) == 2
+            ```
+        """
+        checked_routes = require_routes(routes)
+        # Built without `__init__`, whose arguments describe one route; `_configure` is the
+        # part both share, and it calls `AgentMiddleware.__init__`. `cls.__new__` is typed
+        # `Self`, with the type parameters unsolved; the routes fix them as the return type
+        # says, which the cast restates.
+        middleware = cast(
+            "ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT]", cls.__new__(cls)
+        )
+        middleware._configure(checked_routes, budget, name)
+        middleware._on_error = None
+        middleware._aon_error = None
+        middleware._tool_names = None
+        middleware._exceptions = widest(checked_routes)
+        return middleware
+
+    def _configure(
+        self, routes: tuple[Route[Any], ...], budget: ErrorBudget | None, name: str | None
+    ) -> None:
+        """Set up what every middleware has: name, budget, routes and the hooks' tables."""
+        checked_budget = require_budget(budget)
+        checked_name = require_name(name)
+        budgets = [checked_budget, *(route.budget for route in routes)]
         if any(budgets):
             # Why a subclass, chosen here: langchain adds a graph node for `before_agent`
             # or `after_model` only to middleware whose class defines it, so the budgets'
@@ -252,42 +318,17 @@ class ToolErrorMiddleware(
             chosen = _TellingToolErrorMiddleware if telling else _BudgetedToolErrorMiddleware
             object.__setattr__(self, "__class__", chosen)
             self.state_schema = BudgetState
-        super().__init__()
-        self._name = require_name(name)
+        AgentMiddleware.__init__(self)
+        self._name = checked_name
         self._budget = checked_budget
         self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
-        if checked_routes:
-            self._on_error = None
-            self._aon_error = None
-            self._tool_names = None
-            # The overload types a routed middleware's exception parameter as `Exception`.
-            self._exceptions = cast("tuple[type[_ExcT_co], ...]", widest(checked_routes))
-        else:
-            require_a_handler(on_error, aon_error)
-            require_callable("on_error", on_error)
-            require_callable("aon_error", aon_error)
-            reject_async_on_error(on_error)
-            # The overloads tie the handlers' content type and `exceptions=` to the class's
-            # type parameters; the implementation's signature cannot name them (mypy checks
-            # it against every overload), so the casts restate what the overloads proved.
-            self._on_error = cast("OnError[_ContentT_co, Any] | None", on_error)
-            self._aon_error = cast("AOnError[_ContentT_co, Any] | None", aon_error)
-            checked = require_exception_types(exceptions)
-            self._exceptions = cast("tuple[type[_ExcT_co], ...]", checked)  # as above
-            self._tool_names = require_tool_selection(tools)
-            # The same configuration as one route, so that the hooks route every failure
-            # alike. Its arguments were checked above; `Any` for the overloads' sake.
-            given: Any = (exceptions, on_error, aon_error, tools)
-            checked_routes = (Route(given[0], given[1], aon_error=given[2], tools=given[3]),)
-        self._routes = checked_routes
-        self._sync_capable = all(route.on_error is not None for route in checked_routes)
+        self._routes = routes
+        self._sync_capable = all(route.on_error is not None for route in routes)
         # What the hooks read after a failure: the `except` clause, the routing table, and
         # the budgets' accounts (`None` without a budget, so nothing is counted).
-        self._caught = except_clause(self._exceptions)
-        self._table = RouteTable(checked_routes)
-        self._accounts = (
-            Accounts(self._name, checked_budget, checked_routes) if any(budgets) else None
-        )
+        self._caught = except_clause(widest(routes))
+        self._table = RouteTable(routes)
+        self._accounts = Accounts(self._name, checked_budget, routes) if any(budgets) else None
 
     @property
     @override
@@ -361,15 +402,15 @@ class ToolErrorMiddleware(
 
     @property
     def routes(self) -> tuple[Route[HandlerMode], ...]:
-        """The routes, in order: those given as `routes=`, or the one the arguments make.
+        """The routes, in order: those given to `from_routes`, or the one the arguments make.
 
-        Read-only. A middleware built with `routes=` reports `None` for `on_error`,
+        Read-only. A middleware built with `from_routes` reports `None` for `on_error`,
         `aon_error` and `selected_tools`; each route has its own.
 
         Example:
             ```python
-            middleware = ToolErrorMiddleware(
-                routes=[Route(KeyError, explain), Route(Exception, report_type_only)]
+            middleware = ToolErrorMiddleware.from_routes(
+                [Route(KeyError, explain), Route(Exception, report_type_only)]
             )
             assert [route.exceptions for route in middleware.routes] == [
                 (KeyError,),
@@ -397,9 +438,8 @@ class ToolErrorMiddleware(
     def __repr__(self) -> str:
         budget = "" if self._budget is None else f"budget={self._budget!r}, "
         if self._on_error is None and self._aon_error is None:
-            return (
-                f"ToolErrorMiddleware(routes={list(self._routes)!r}, {budget}name={self._name!r})"
-            )
+            routes = list(self._routes)
+            return f"ToolErrorMiddleware.from_routes({routes!r}, {budget}name={self._name!r})"
         tools = None if self._tool_names is None else sorted(self._tool_names)
         exceptions = tuple(exc.__name__ for exc in self._exceptions)
         return (

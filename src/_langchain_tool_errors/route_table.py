@@ -17,7 +17,7 @@ from _langchain_tool_errors.routes import Route
 from _langchain_tool_errors.tool_calls import tool_name
 
 RouteHandlers: TypeAlias = tuple["OnError[Any, Any] | None", "AOnError[Any, Any] | None", int]
-"""A route's handlers as the hooks call them, and the route's position in `routes=`.
+"""A route's handlers as the hooks call them, and the route's position in the routes.
 
 With `Any` exception, since the hooks' `except` clause only lets through instances of the
 route's `exceptions`, which the overloads tie to the handler's exception type. The

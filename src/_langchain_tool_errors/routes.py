@@ -1,4 +1,4 @@
-"""`Route`: one `except` clause of a `ToolErrorMiddleware(routes=[...])`."""
+"""`Route`: one `except` clause of a `ToolErrorMiddleware.from_routes([...])`."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ _SecondExceptionT = TypeVar("_SecondExceptionT", bound=Exception)
 class Route(Generic[_ModeT_co]):
     """One `except` clause of a middleware: exception types, a handler, optionally tools.
 
-    Give `ToolErrorMiddleware(routes=[...])` an ordered list of routes. When a tool fails,
-    the first route whose exception types and tools both match handles the failure, as
+    Give `ToolErrorMiddleware.from_routes` an ordered list of routes. When a tool fails, the
+    first route whose exception types and tools both match handles the failure, as
     the first matching `except` clause does; if its handler returns `None` the exception
     propagates unchanged (there is no falling through to later routes), and a failure no
     route matches propagates unchanged too. A last `Route(Exception, ...)` is the fallback.
@@ -61,8 +61,8 @@ class Route(Generic[_ModeT_co]):
         def missing_record(exc: KeyError, request: ToolCallRequest) -> str:
             return f"No record {exc.args[0]!r}; check the id and try again."
 
-        middleware = ToolErrorMiddleware(
-            routes=[
+        middleware = ToolErrorMiddleware.from_routes(
+            [
                 Route(KeyError, missing_record, tools=["lookup"]),
                 Route((TimeoutError, ConnectionError), explain),
                 Route(Exception, report_type_only),
@@ -314,17 +314,19 @@ def _is_route(value: object) -> TypeIs[Route[Any]]:
 
 
 def require_routes(routes: object) -> tuple[Route[Any], ...]:
-    """`routes=` is a non-empty list or tuple of `Route`s, each of which can match."""
+    """`from_routes` is given a non-empty list or tuple of `Route`s, each of which can match."""
     if not isinstance(routes, (list, tuple)):
         msg = (
             f"`routes` must be a list or tuple of Route, but got {type(routes).__name__}. "
-            "Write routes=[Route(KeyError, handler), Route(Exception, fallback)]."
+            "Write ToolErrorMiddleware.from_routes([Route(KeyError, handler), Route(Exception, "
+            "fallback)])."
         )
         raise TypeError(msg)
     if not routes:
         msg = (
             "`routes` is empty, so the middleware would handle nothing. Give at least one "
-            "Route, for example routes=[Route(Exception, report_type_only)]."
+            "Route, for example ToolErrorMiddleware.from_routes([Route(Exception, "
+            "report_type_only)])."
         )
         raise ValueError(msg)
     checked: list[Route[Any]] = []

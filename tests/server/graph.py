@@ -157,8 +157,8 @@ async def fallback(exc: Exception, request: ToolCallRequest) -> str:
 def build_routed_agent() -> Runnable[InputAgentState, dict[str, Any]]:
     """The served agent with one middleware of ordered routes."""
     model = ScriptedChatModel(script=[call_the_named_tool, answer_with_the_result])
-    middleware = ToolErrorMiddleware(
-        routes=[
+    middleware = ToolErrorMiddleware.from_routes(
+        [
             Route(KeyError, aon_error=explain_missing, tools=[lookup]),
             Route(TimeoutError, aon_error=explain_slow),
             Route(ValidationError, aon_error=explain_invalid, tools=[approve_refund]),

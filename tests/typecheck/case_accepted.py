@@ -289,8 +289,8 @@ assert_type(Route((TimeoutError, ConnectionError, OSError), text), Route[SyncCap
 # annotation, in mypy too.
 assert_type(Route(KeyError, text_or_blocks), Route[SyncCapable])
 assert_type(
-    ToolErrorMiddleware(
-        routes=[
+    ToolErrorMiddleware.from_routes(
+        [
             Route(KeyError, key_only, tools=["lookup"]),
             Route((KeyError, IndexError), lookup_errors),
             Route(Exception, maybe_blocks),
@@ -299,12 +299,12 @@ assert_type(
     ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
 )
 assert_type(
-    ToolErrorMiddleware(
-        routes=(Route(KeyError, aon_error=akey_only), Route(Exception, aon_error=ablocks))
+    ToolErrorMiddleware.from_routes(
+        (Route(KeyError, aon_error=akey_only), Route(Exception, aon_error=ablocks))
     ),
     ToolErrorMiddleware[ToolErrorContent, Exception, AsyncOnly],
 )
-routed = ToolErrorMiddleware(routes=[Route(KeyError, key_only), Route(Exception, text)])
+routed = ToolErrorMiddleware.from_routes([Route(KeyError, key_only), Route(Exception, text)])
 create_agent(model, tools=[search], middleware=[routed])
 
 
@@ -320,7 +320,7 @@ assert_type(
     ToolErrorMiddleware[list[ContentBlock], Exception, AsyncOnly],
 )
 assert_type(
-    ToolErrorMiddleware(routes=[Route(Exception, text)], budget=ErrorBudget(per_tool=2)),
+    ToolErrorMiddleware.from_routes([Route(Exception, text)], budget=ErrorBudget(per_tool=2)),
     ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
 )
 # Budgets per route: a route's type is its mode, with a budget or without.
@@ -333,8 +333,8 @@ assert_type(
     Route(KeyError, aon_error=akey_only, budget=ErrorBudget(per_tool=1, when_spent="tell")),
     Route[AsyncOnly],
 )
-budgeted_routes = ToolErrorMiddleware(
-    routes=[
+budgeted_routes = ToolErrorMiddleware.from_routes(
+    [
         Route(KeyError, key_only, budget=ErrorBudget(per_tool=2)),
         Route(Exception, text),
     ],

@@ -110,17 +110,19 @@ Route(KeyError, aon_error=on_error)  # type: ignore[arg-type]  # pyright: ignore
 Route(KeyError, returns_int)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 Route(KeyError)  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 Route(KeyError, on_error, tools="search")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
-ToolErrorMiddleware(routes=[Route(Exception, on_error)], on_error=on_error)  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
-ToolErrorMiddleware(routes=[on_error])  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware.from_routes([Route(Exception, on_error)], on_error=on_error)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]  # ty: ignore[unknown-argument]  # pyrefly: ignore[unexpected-keyword]
+ToolErrorMiddleware(routes=[Route(Exception, on_error)])  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(on_error, routes=[Route(Exception, on_error)])  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware.from_routes([on_error])  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 
 
 def call_the_sync_path_of_routed_middleware(request: ToolCallRequest) -> None:
-    async_routes = ToolErrorMiddleware(routes=[Route(Exception, aon_error=aon_error)])
+    async_routes = ToolErrorMiddleware.from_routes([Route(Exception, aon_error=aon_error)])
     async_routes.wrap_tool_call(request, execute)  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
-    mixed = ToolErrorMiddleware(
-        routes=[Route(KeyError, on_error), Route(Exception, aon_error=aon_error)]
+    mixed = ToolErrorMiddleware.from_routes(
+        [Route(KeyError, on_error), Route(Exception, aon_error=aon_error)]
     )
-    mixed.wrap_tool_call(request, execute)  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+    mixed.wrap_tool_call(request, execute)  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]  # pyrefly: ignore[bad-argument-type]
 
 
 # Error budgets: a limit that is not an int, an unknown choice, a budget that is not one.

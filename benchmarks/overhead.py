@@ -43,7 +43,8 @@ from typing_extensions import override
 
 import langchain_tool_errors
 from _langchain_tool_errors.scripted_model import ScriptedChatModel
-from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
+from langchain_tool_errors import ErrorBudget, InvalidArguments, Route, ToolErrorMiddleware
+from langchain_tool_errors.handlers import report_invalid_fields
 
 Result = ToolMessage | Command[Any]
 
@@ -68,6 +69,11 @@ def _request(name: str = "search") -> ToolCallRequest:
 
 REQUEST = _request()
 SUCCESS = ToolMessage(content="ok", tool_call_id="call-1", name="search")
+REPORTED = ToolMessage(
+    content="search could not answer", tool_call_id="call-1", name="search", status="error"
+)
+"""An error message the call returns instead of raising: the tool (or an inner middleware)
+answered its own failure."""
 
 
 def _succeed(request: ToolCallRequest) -> Result:
@@ -76,6 +82,10 @@ def _succeed(request: ToolCallRequest) -> Result:
 
 def _fail(request: ToolCallRequest) -> Result:
     raise TimeoutError("upstream timed out")
+
+
+def _report(request: ToolCallRequest) -> Result:
+    return REPORTED
 
 
 async def _asucceed(request: ToolCallRequest) -> Result:
@@ -171,6 +181,9 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
     ours_tells = ToolErrorMiddleware(
         _explain, budget=ErrorBudget(per_tool=10**9, when_spent="tell")
     )
+    ours_kinds = ToolErrorMiddleware.from_routes(
+        [Route(InvalidArguments, report_invalid_fields), Route(Exception, _explain)]
+    )
     loop = asyncio.new_event_loop()
     try:
         sync = _best_per_call(
@@ -189,6 +202,9 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
                 "ours budget": _loop(lambda: ours_budget.wrap_tool_call(REQUEST, _succeed)),
                 "ours budget tell": _loop(lambda: ours_tells.wrap_tool_call(REQUEST, _succeed)),
                 "ours budget error": _loop(lambda: ours_budget.wrap_tool_call(REQUEST, _fail)),
+                "ours kinds": _loop(lambda: ours_kinds.wrap_tool_call(REQUEST, _succeed)),
+                "ours budget reported": _loop(lambda: ours_budget.wrap_tool_call(REQUEST, _report)),
+                "theirs reported": _loop(lambda: theirs.wrap_tool_call(REQUEST, _report)),
             },
             number,
             rounds,
@@ -200,6 +216,9 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
                 "ours": _aloop(loop, lambda: ours.awrap_tool_call(REQUEST, _asucceed)),
                 "theirs": _aloop(loop, lambda: theirs.awrap_tool_call(REQUEST, _asucceed)),
                 "ours error": _aloop(loop, lambda: ours.awrap_tool_call(REQUEST, _afail)),
+                "ours budget": _aloop(
+                    loop, lambda: ours_budget.awrap_tool_call(REQUEST, _asucceed)
+                ),
                 "theirs error": _aloop(loop, lambda: theirs.awrap_tool_call(REQUEST, _afail)),
                 "ours 20 routes error": _aloop(
                     loop, lambda: ours_routes.awrap_tool_call(REQUEST, _afail)
@@ -238,7 +257,20 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
             sync["ours budget error"] * us,
             sync["theirs error"] * us,
         ),
+        Figure(
+            "success path, a route for invalid arguments: overhead",
+            *_over(sync, "direct", us, ours="ours kinds"),
+        ),
+        Figure(
+            "returned error message, classified and counted",
+            sync["ours budget reported"] * us,
+            sync["theirs reported"] * us,
+        ),
         Figure("async success path: overhead over the bare call", *_over(asyn, "direct", us)),
+        Figure(
+            "async success path with a budget: overhead",
+            *_over(asyn, "direct", us, ours="ours budget"),
+        ),
         Figure(
             "async handled-error path: per call", asyn["ours error"] * us, asyn["theirs error"] * us
         ),

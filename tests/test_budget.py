@@ -419,22 +419,32 @@ def test_only_budgeted_routes_add_the_budget_hooks() -> None:
     counted = ToolErrorMiddleware.from_routes(
         [Route(Exception, report_type_only, budget=ErrorBudget(per_tool=1))]
     )
+    exceptions_only = ToolErrorMiddleware.from_routes(
+        [Route(Exception, report_type_only, budget=ErrorBudget(per_tool=1, kinds=["exception"]))]
+    )
     telling = ToolErrorMiddleware.from_routes(
         [
             Route(KeyError, report_type_only),
-            Route(Exception, report_type_only, budget=ErrorBudget(per_tool=1, when_spent="tell")),
+            Route(
+                Exception,
+                report_type_only,
+                budget=ErrorBudget(per_tool=1, when_spent="tell", kinds=["exception"]),
+            ),
         ]
     )
 
     nodes = [
         set(cast("Any", agent_with([BROKEN], [m], [])).get_graph().nodes)
-        for m in (plain, counted, telling)
+        for m in (plain, counted, exceptions_only, telling)
     ]
 
+    hooks = {"ToolErrorMiddleware.before_agent", "ToolErrorMiddleware.after_model"}
     assert not any(node.startswith("ToolErrorMiddleware.") for node in nodes[0])
-    assert "ToolErrorMiddleware.before_agent" in nodes[1]
-    assert "ToolErrorMiddleware.after_model" not in nodes[1]
-    assert {"ToolErrorMiddleware.before_agent", "ToolErrorMiddleware.after_model"} <= nodes[2]
+    # Every kind is counted, malformed calls too, which only the model's reply shows.
+    assert hooks <= nodes[1]
+    assert "ToolErrorMiddleware.before_agent" in nodes[2]
+    assert "ToolErrorMiddleware.after_model" not in nodes[2]
+    assert hooks <= nodes[3]
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -27,6 +27,7 @@ REQUIRED_EXAMPLES = [  # the scripts the docs promise
     "with_retry",
     "routes",
     "budget",
+    "failures",
 ]
 
 
@@ -45,3 +46,12 @@ def test_example_runs_and_prints_its_recorded_output(example: Path) -> None:
     assert done.stderr == ""
     expected = (RECORDED / f"{example.stem}.txt").read_text(encoding="utf-8")
     assert done.stdout.splitlines() == expected.splitlines()
+
+
+def test_the_failures_guide_quotes_its_example_as_it_prints() -> None:
+    guide = (ROOT / "docs" / "guides" / "failures.md").read_text(encoding="utf-8")
+    quoted = guide.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    printed = (RECORDED / "failures.txt").read_text(encoding="utf-8").splitlines()
+
+    assert quoted
+    assert all(line in printed for line in quoted), [line for line in quoted if line not in printed]

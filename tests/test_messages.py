@@ -24,6 +24,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from langchain_tool_errors import (
     ErrorBudget,
+    InvalidArguments,
     Route,
     SyncCapable,
     ToolErrorBudgetExceeded,
@@ -82,6 +83,7 @@ FIX_NAMES: dict[str, object] = {
     "fallback": report_type_only,
     "on_error": _handler,
     "exceptions": KeyError,
+    "InvalidArguments": InvalidArguments,
 }
 
 
@@ -156,6 +158,36 @@ MISTAKES: dict[str, Mistake] = {
         TypeError,
         ("Route()",),
         {"Route(exceptions, on_error)": "{fix}", "`aon_error=`": None},
+    ),
+    "a failure that is not an exception given to exceptions=": Mistake(
+        lambda: UntypedMiddleware(_handler, exceptions=InvalidArguments),
+        TypeError,
+        ("`exceptions`", "InvalidArguments"),
+        {"ToolErrorMiddleware.from_routes([Route(InvalidArguments, handler)])": "{fix}"},
+    ),
+    "a route for something that is neither an exception nor a failure kind": Mistake(
+        lambda: UntypedRoute(str, _handler),
+        TypeError,
+        ("`exceptions`", "<class 'str'> (type)", "InvalidArguments"),
+        {"exceptions=ValueError": "Route(on_error=handler, {fix})"},
+    ),
+    "budget kinds given as one string": Mistake(
+        lambda: UntypedBudget(per_tool=3, kinds="exception"),
+        TypeError,
+        ("`kinds`", "'exception' (str)"),
+        {'kinds=("invalid_arguments",)': "ErrorBudget(per_tool=3, {fix})"},
+    ),
+    "an unknown budget kind": Mistake(
+        lambda: UntypedBudget(per_tool=3, kinds=["invalid_args"]),
+        ValueError,
+        ("`kinds`", "'invalid_args'", "'invalid_arguments'"),
+        {},
+    ),
+    "no budget kinds": Mistake(
+        lambda: UntypedBudget(per_tool=3, kinds=()),
+        ValueError,
+        ("`kinds=()`", "exception, invalid_arguments"),
+        {},
     ),
     "a middleware with no handler": Mistake(
         lambda: UntypedMiddleware(),

@@ -208,6 +208,35 @@ async def test_fifty_concurrent_threads_each_spend_their_own_error_budget(api: A
     FIGURES.append("LangGraph server: 50 concurrent threads, each its own error budget")
 
 
+@pytest.mark.asyncio
+async def test_a_served_model_looping_on_invalid_arguments_is_stopped_by_its_budget(
+    api: Api,
+) -> None:
+    thread = await api.new_thread()
+
+    with pytest.raises(Exception, match="ToolErrorBudgetExceeded"):
+        await api.wait(thread, "arguments_budgeted", input=ask("a few"))
+
+    assert await api.run_statuses(thread) == ["error"]
+    messages = [m for m in await api.messages(thread) if m["type"] == "tool"]
+    assert [m["tool_call_id"] for m in messages] == ["count-0", "count-1"]
+    assert all("Error invoking tool 'count'" in m["content"] for m in messages)
+
+
+@pytest.mark.asyncio
+async def test_a_served_route_rewrites_the_invalid_arguments_message(api: Api) -> None:
+    thread = await api.new_thread()
+
+    state = await api.wait(thread, "arguments_routed", input=ask("a few"))
+
+    [message] = tool_messages(state)
+    assert message["status"] == "error"
+    assert message["content"].startswith(
+        "The arguments of `count` do not fit its schema: `items`: Input should be a valid integer"
+    )
+    assert "a few" not in message["content"]
+
+
 def test_a_failing_test_still_stops_the_server_and_leaves_no_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

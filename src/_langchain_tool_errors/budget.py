@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 import string
+from collections.abc import Collection
 from typing import Annotated, Any, ClassVar, Literal, NotRequired
 
 from langchain.agents.middleware.types import AgentState, PrivateStateAttr
-from typing_extensions import override
+from typing_extensions import TypeIs, override
+
+from _langchain_tool_errors.failures import FAILURE_KINDS, KIND_PHRASES, FailureKind
 
 COUNTS_KEY = "tool_error_budget_counts"
 """The state key holding the counts of handled failures of the current run."""
@@ -106,6 +110,39 @@ def _require_message(message: object) -> str:
 _FORMATTER = string.Formatter()
 
 
+def _is_collection(value: object) -> TypeIs[Collection[object]]:
+    return isinstance(value, Collection)
+
+
+def _require_kinds(kinds: object) -> tuple[FailureKind, ...]:
+    """`kinds=` is `None` (every kind) or a non-empty collection of known kinds."""
+    if kinds is None:
+        return FAILURE_KINDS
+    if isinstance(kinds, str) or not _is_collection(kinds):
+        msg = (
+            f"`kinds` must be a tuple (or list or set) of failure kinds, but got {kinds!r} "
+            f'({type(kinds).__name__}). Write for example kinds=("invalid_arguments",).'
+        )
+        raise TypeError(msg)
+    given = kinds
+    if not given:
+        msg = (
+            "`kinds=()` counts no failure, so the budget could never be spent. Leave it "
+            f"None to count every kind, or name some of {', '.join(FAILURE_KINDS)}."
+        )
+        raise ValueError(msg)
+    for kind in given:
+        if kind not in FAILURE_KINDS:
+            close = difflib.get_close_matches(str(kind), FAILURE_KINDS, n=1)
+            hint = f"Did you mean {close[0]!r}? " if close else ""
+            msg = (
+                f"`kinds` has {kind!r}, which is not a kind of failure. {hint}The kinds are "
+                f"{', '.join(repr(known) for known in FAILURE_KINDS)}."
+            )
+            raise ValueError(msg)
+    return tuple(kind for kind in FAILURE_KINDS if kind in given)
+
+
 class ErrorBudget:
     """How many handled failures one run of the agent may have, and what happens then.
 
@@ -122,12 +159,17 @@ class ErrorBudget:
             error message saying the tool is unavailable, and answers every further call
             to that tool in the run with it, without running the tool.
         message: For `"tell"`, the final message; `{tool}` and `{count}` are filled in.
-            Defaults to `DEFAULT_MESSAGE`.
+            Defaults to `DEFAULT_MESSAGE` (`UNKNOWN_TOOL_MESSAGE` for a tool the agent
+            does not have).
+        kinds: The kinds of failure it counts (see `FailureKind`): every kind by default,
+            invalid arguments, unknown tools, errors tools report and malformed calls as
+            well as exceptions.
 
     Raises:
-        TypeError: A limit is not an int (or is a bool), or `when_spent` or `message` has
-            the wrong type.
-        ValueError: A limit is below 1, no limit is given, or `when_spent` is unknown.
+        TypeError: A limit is not an int (or is a bool), or `when_spent`, `message` or
+            `kinds` has the wrong type.
+        ValueError: A limit is below 1, no limit is given, or `when_spent` or a kind is
+            unknown, or `kinds` is empty.
 
     Example:
         ```python
@@ -135,7 +177,7 @@ class ErrorBudget:
         ```
     """
 
-    __slots__ = ("message", "per_run", "per_tool", "when_spent")
+    __slots__ = ("kinds", "message", "per_run", "per_tool", "when_spent")
 
     DEFAULT_MESSAGE: ClassVar[str] = (
         "The tool `{tool}` failed {count} times in this run and is unavailable until the "
@@ -144,10 +186,18 @@ class ErrorBudget:
     """What `"tell"` sends the model unless `message=` says otherwise; it shows no detail
     of any exception."""
 
+    UNKNOWN_TOOL_MESSAGE: ClassVar[str] = (
+        "There is no tool `{tool}`; it was called {count} times in this run. Do not call it "
+        "again; use only the tools you were given."
+    )
+    """What `"tell"` sends, unless `message=` says otherwise, once calls to a tool the agent
+    does not have spend the budget."""
+
     per_tool: int | None
     per_run: int | None
     when_spent: Literal["stop", "tell"]
     message: str
+    kinds: tuple[FailureKind, ...]
 
     def __init__(
         self,
@@ -156,6 +206,7 @@ class ErrorBudget:
         per_run: int | None = None,
         when_spent: Literal["stop", "tell"] = "stop",
         message: str = DEFAULT_MESSAGE,
+        kinds: Collection[FailureKind] | None = None,
     ) -> None:
         """Set the limits; see the class docstring."""
         self.per_tool = _require_limit("per_tool", per_tool)
@@ -168,27 +219,31 @@ class ErrorBudget:
             raise ValueError(msg)
         self.when_spent = _require_when_spent(when_spent)
         self.message = _require_message(message)
+        self.kinds = _require_kinds(kinds)
 
     @override
     def __repr__(self) -> str:
+        kinds = "" if self.kinds == FAILURE_KINDS else f", kinds={self.kinds!r}"
         return (
             f"ErrorBudget(per_tool={self.per_tool}, per_run={self.per_run}, "
-            f"when_spent={self.when_spent!r})"
+            f"when_spent={self.when_spent!r}{kinds})"
         )
 
 
 class ToolErrorBudgetExceeded(Exception):
     """A run spent its error budget: raised instead of handing one more failure back.
 
-    Chained (`__cause__`) to the tool's last exception.
+    Chained (`__cause__`) to the tool's last exception, when the last failure was one; a
+    failure of another kind (invalid arguments, an unknown tool, ...) has none to chain.
 
     Attributes:
         tool: The tool whose failure spent the budget.
         count: The handled failures counted, this one included.
         limit: The limit that was exceeded.
         scope: `"tool"` for `per_tool`, `"run"` for `per_run`.
-        route: The position in the middleware's routes of the route whose own budget was spent, or
-            `None` when it was the middleware's `budget=`.
+        route: The position in the middleware's routes of the route whose own budget was
+            spent, or `None` when it was the middleware's `budget=`.
+        kind: The kind of the last failure (see `FailureKind`).
 
     Example:
         ```python
@@ -207,6 +262,7 @@ class ToolErrorBudgetExceeded(Exception):
         scope: Literal["tool", "run"],
         *,
         route: int | None = None,
+        kind: FailureKind = "exception",
     ) -> None:
         """Describe the spent budget."""
         self.tool = tool
@@ -214,12 +270,18 @@ class ToolErrorBudgetExceeded(Exception):
         self.limit = limit
         self.scope = scope
         self.route = route
+        self.kind: FailureKind = kind
         where = f"of `{tool}`" if scope == "tool" else "of all tools"
         if route is not None:
             where += f" handled by routes[{route}]"
         owner = "The error budget" if route is None else f"The budget of routes[{route}]"
+        last = (
+            f"the last failure of `{tool}` is chained below."
+            if kind == "exception"
+            else f"the last failure was {KIND_PHRASES[kind]} (`{tool}`)."
+        )
         super().__init__(
             f"{owner} is spent: {count} failures {where} in this run, over the "
             f"limit of {limit} ({'per_tool' if scope == 'tool' else 'per_run'}). The run "
-            f"is stopped; the last failure of `{tool}` is chained below."
+            f"is stopped; {last}"
         )

@@ -11,7 +11,7 @@ import functools
 import inspect
 import reprlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, cast
 
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -19,6 +19,7 @@ from typing_extensions import TypeIs, TypeVar
 
 from _langchain_tool_errors.budget import ErrorBudget
 from _langchain_tool_errors.control_flow import GraphBubbleUp
+from _langchain_tool_errors.failures import ReportedFailure
 
 _T = TypeVar("_T")
 
@@ -144,11 +145,25 @@ def require_exception_types(
     """`exceptions` is an `Exception` subclass, or a non-empty tuple of them.
 
     LangGraph's control-flow signals are refused: they always propagate, so naming them
-    would select nothing.
+    would select nothing. A kind of failure that is not an exception (`InvalidArguments`,
+    ...) is refused with the fix: only a `Route` takes those.
 
     Returns:
         The exception types as a tuple, ready for an `except` clause.
     """
+    selected = _require_types(exceptions, argument, reported="refused")
+    # `_require_types` refused every type that is not an `Exception` subclass.
+    return cast("tuple[type[Exception], ...]", selected)
+
+
+def require_failure_types(exceptions: object) -> tuple[type[Exception | ReportedFailure], ...]:
+    """A route's `exceptions`: exception types and kinds of `ReportedFailure`, or a tuple."""
+    return _require_types(exceptions, "exceptions", reported="accepted")
+
+
+def _require_types(
+    exceptions: object, argument: str, *, reported: Literal["accepted", "refused"]
+) -> tuple[type[Exception | ReportedFailure], ...]:
     items: tuple[object, ...] = exceptions if _is_tuple(exceptions) else (exceptions,)
     if not items:
         msg = (
@@ -156,11 +171,27 @@ def require_exception_types(
             "Pass an exception type, a tuple of them, or leave the default (Exception)."
         )
         raise ValueError(msg)
-    selected: list[type[Exception]] = []
+    selected: list[type[Exception | ReportedFailure]] = []
     for item in items:
+        if _is_type(item) and issubclass(item, ReportedFailure):
+            if reported == "refused":
+                msg = (
+                    f"`{argument}` names {item.__name__}, a failure that is not an exception: "
+                    "only a Route takes those. Write ToolErrorMiddleware.from_routes(["
+                    f"Route({item.__name__}, handler)]), with more routes in the list for "
+                    "the exceptions."
+                )
+                raise TypeError(msg)
+            selected.append(item)
+            continue
         if not (_is_type(item) and issubclass(item, Exception)):
+            also = (
+                " (or a kind of failure that is not an exception, such as InvalidArguments)"
+                if reported == "accepted"
+                else ""
+            )
             msg = (
-                f"`{argument}` must be an Exception subclass or a tuple of them, "
+                f"`{argument}` must be an Exception subclass{also} or a tuple of them, "
                 f"but got {_describe(exceptions)}. For example: exceptions=ValueError "
                 "or exceptions=(ValueError, KeyError)."
             )
@@ -237,7 +268,7 @@ def require_name(name: object) -> str:
     return name
 
 
-def require_awaitable(result: _T, exc: Exception) -> _T:
+def require_awaitable(result: _T, exc: Exception | None) -> _T:
     """What `aon_error` returned can be awaited.
 
     Returns:
@@ -253,7 +284,7 @@ def require_awaitable(result: _T, exc: Exception) -> _T:
     return result
 
 
-def reject_awaitable(argument: str, result: object, exc: Exception) -> None:
+def reject_awaitable(argument: str, result: object, exc: Exception | None) -> None:
     """A handler's content is not an awaitable (nothing would await it).
 
     A coroutine is closed first, so Python reports no "never awaited" warning for it.
@@ -282,7 +313,7 @@ def _is_list_or_tuple(value: object) -> TypeIs[list[object] | tuple[object, ...]
 
 
 def require_content(
-    argument: str, content: object, exc: Exception
+    argument: str, content: object, exc: Exception | None
 ) -> str | list[str | dict[Any, Any]]:
     """A handler's content is a `str` or a list or tuple of content blocks.
 
@@ -319,7 +350,7 @@ def _get(mapping: Mapping[str, object], key: str) -> object:
     return mapping.get(key)
 
 
-def require_tool_call_id(request: ToolCallRequest, tool_name: str, exc: Exception) -> str:
+def require_tool_call_id(request: ToolCallRequest, tool_name: str, exc: Exception | None) -> str:
     """The failed tool call has an id, which the error `ToolMessage` must answer."""
     call_id = _get(request.tool_call, "id")
     if not isinstance(call_id, str) or not call_id:
@@ -332,7 +363,7 @@ def require_tool_call_id(request: ToolCallRequest, tool_name: str, exc: Exceptio
     return call_id
 
 
-def require_tool_name(name: object, exc: Exception) -> str:
+def require_tool_name(name: object, exc: Exception | None) -> str:
     """The failed call names its tool with a `str`, as a `ToolMessage`'s `name` must be."""
     if not isinstance(name, str):
         msg = (

@@ -1,14 +1,16 @@
-"""The counting stage: each handled failure spends the budgets of its route and middleware.
+"""The counting stage: each failure the model reads spends the budgets that count its kind.
 
-A budgeted middleware builds one `Accounts` from its budgets at construction. After a
-handler has answered a failure, `count` adds the failure to the run's counts (kept in the
-agent state, see `budget.py`) and decides: the handler's message goes out with the new
-counts; or a budget is spent and the run stops ("stop") or the tool is closed ("tell").
-`answer_closed` answers the model's later calls to a closed tool.
+A budgeted middleware builds one `Accounts` from its budgets at construction. Once a
+failure has its message (a handler's answer to an exception, or the error message of a
+failure that is not one), `count` adds it to the run's counts (kept in the agent state,
+see `budget.py`) and decides: the message goes out with the new counts; or a budget is
+spent and the run stops ("stop") or the tool is closed ("tell"). `answer_closed` answers
+the model's later calls to a closed tool.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -16,6 +18,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from _langchain_tool_errors.budget import COUNTS_KEY, ErrorBudget, ToolErrorBudgetExceeded
+from _langchain_tool_errors.failures import ReportedFailure, kind_of
 from _langchain_tool_errors.routes import Route
 from _langchain_tool_errors.tool_calls import tool_name
 
@@ -26,6 +29,9 @@ first, then the middleware's."""
 
 _SPENT = "\x00spent"
 """The end of the state key that marks a tool closed by a "tell" budget for the run."""
+
+_UNKNOWN = "\x00unknown"
+"""The end of the state key that marks a closed name as a tool the agent does not have."""
 
 
 def _plans(
@@ -48,47 +54,78 @@ def _plans(
     )
 
 
-def _unavailable(budget: ErrorBudget, tool_call_id: str, tool: str, count: int) -> ToolMessage:
+def _unavailable(
+    budget: ErrorBudget, tool_call_id: str, tool: str, count: int, unknown: bool
+) -> ToolMessage:
     """The message a "tell" budget answers a closed tool's calls with."""
-    content = budget.message.format(tool=tool, count=count)
+    template = budget.message
+    if unknown and template == ErrorBudget.DEFAULT_MESSAGE:
+        template = ErrorBudget.UNKNOWN_TOOL_MESSAGE
+    content = template.format(tool=tool, count=count)
     return ToolMessage(content=content, tool_call_id=tool_call_id, name=tool, status="error")
 
 
 class Accounts:
     """The budgets of one middleware and its routes, and how a failure spends them."""
 
-    __slots__ = ("_plans", "_telling")
+    __slots__ = ("_plans", "_telling", "_unrouted")
 
     def __init__(
         self, name: str, budget: ErrorBudget | None, routes: tuple[Route[Any], ...]
     ) -> None:
         self._plans = _plans(name, budget, routes)
+        # A failure no route takes (one that is not an exception) spends the middleware's.
+        self._unrouted: _Plan = () if budget is None else ((budget, f"{name}\x00", None),)
         self._telling = tuple(
             dict.fromkeys(
                 (budget, prefix)
-                for plan in self._plans
+                for plan in (*self._plans, self._unrouted)
                 for budget, prefix, _ in plan
                 if budget.when_spent == "tell"
             )
         )
 
     def count(
-        self, message: ToolMessage, exc: Exception, request: ToolCallRequest, route: int
+        self,
+        message: ToolMessage,
+        failure: Exception | ReportedFailure,
+        request: ToolCallRequest,
+        route: int | None,
     ) -> ToolMessage | Command[Any]:
-        """Count a handled failure against the budgets of its route and of the middleware.
+        """Count a failure against the budgets of its route and of the middleware.
 
-        Returns the handler's message with the state update that counts it; or, once a
-        budget is spent, raises `ToolErrorBudgetExceeded` ("stop") or answers the call with
-        the budget's message instead ("tell"). A route no budget counts keeps its message.
+        Returns the message with the state update that counts it; or, once a budget is
+        spent, raises `ToolErrorBudgetExceeded` ("stop") or answers the call with the
+        budget's message instead ("tell"). A failure no budget counts keeps its message.
         """
-        plan = self._plans[route]
-        if not plan:
-            return message
-        tool = tool_name(request)
         counts: dict[str, int] = request.state.get(COUNTS_KEY) or {}
+        spent = self.spend(failure, request, counts, route)
+        if spent is None:
+            return message
+        told, increments = spent
+        return Command(update={"messages": [told or message], COUNTS_KEY: increments})
+
+    def spend(
+        self,
+        failure: Exception | ReportedFailure,
+        request: ToolCallRequest,
+        counts: Mapping[str, int],
+        route: int | None,
+    ) -> tuple[ToolMessage | None, dict[str, int]] | None:
+        """The increments that count the failure, with a "tell" budget's answer if spent.
+
+        `None` when no budget counts this failure (its route and the middleware have none,
+        or none counts its kind). Raises `ToolErrorBudgetExceeded` for a spent "stop"
+        budget, chained to the failure when it is an exception.
+        """
+        kind = kind_of(failure)
+        tool = tool_name(request)
+        plan = self._unrouted if route is None else self._plans[route]
         increments: dict[str, int] = {}
         over: tuple[ErrorBudget, str, int | None, int, int, Literal["tool", "run"]] | None = None
         for budget, prefix, owner in plan:
+            if kind not in budget.kinds:
+                continue
             tool_key = f"{prefix}{tool}"
             tool_count = counts.get(tool_key, 0) + 1
             run_count = counts.get(prefix, 0) + 1
@@ -99,24 +136,34 @@ class Accounts:
                 over = (budget, prefix, owner, tool_count, budget.per_tool, "tool")
             elif budget.per_run is not None and run_count > budget.per_run:
                 over = (budget, prefix, owner, run_count, budget.per_run, "run")
-        if over is not None:
-            budget, prefix, owner, count, limit, scope = over
-            if budget.when_spent == "stop":
-                raise ToolErrorBudgetExceeded(tool, count, limit, scope, route=owner) from exc
-            tool_count = counts.get(f"{prefix}{tool}", 0) + 1
-            # The handler's message carries the call's id, checked when it was made.
-            message = _unavailable(budget, message.tool_call_id, tool, tool_count)
-            increments[f"{prefix}{tool}{_SPENT}"] = 1
-        return Command(update={"messages": [message], COUNTS_KEY: increments})
+        if not increments:
+            return None
+        if over is None:
+            return None, increments
+        budget, prefix, owner, count, limit, scope = over
+        if budget.when_spent == "stop":
+            cause = failure if isinstance(failure, Exception) else None
+            raise ToolErrorBudgetExceeded(
+                tool, count, limit, scope, route=owner, kind=kind
+            ) from cause
+        tool_count = counts.get(f"{prefix}{tool}", 0) + 1
+        unknown = kind == "unknown_tool"
+        # The call's id was checked when the failure's message was made.
+        call_id = str(request.tool_call["id"])
+        told = _unavailable(budget, call_id, tool, tool_count, unknown)
+        increments[f"{prefix}{tool}{_SPENT}"] = 1
+        if unknown:
+            increments[f"{prefix}{tool}{_UNKNOWN}"] = 1
+        return told, increments
 
-    def answer_closed(self, state: Any) -> dict[str, Any] | None:
+    def answer_closed(self, state: Any) -> list[ToolMessage]:
         """The answers to the model's calls to tools a "tell" budget closed in this run."""
         counts: dict[str, int] | None = state.get(COUNTS_KEY)
         if not counts:
-            return None
+            return []
         last = state["messages"][-1]
         if not isinstance(last, AIMessage):
-            return None
+            return []
         answers: list[ToolMessage] = []
         for tool_call in last.tool_calls:
             tool, call_id = tool_call["name"], tool_call["id"]
@@ -125,6 +172,7 @@ class Accounts:
             for budget, prefix in self._telling:
                 if f"{prefix}{tool}{_SPENT}" in counts:
                     count = counts.get(f"{prefix}{tool}", 0)
-                    answers.append(_unavailable(budget, call_id, tool, count))
+                    unknown = f"{prefix}{tool}{_UNKNOWN}" in counts
+                    answers.append(_unavailable(budget, call_id, tool, count, unknown))
                     break
-        return {"messages": answers} if answers else None
+        return answers

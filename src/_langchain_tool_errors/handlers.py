@@ -13,10 +13,25 @@ from _langchain_tool_errors.checks import (
     require_exception_types,
     require_handler_to_wrap,
 )
+from _langchain_tool_errors.failures import (
+    KIND_PHRASES,
+    InvalidArguments,
+    ReportedFailure,
+    UnknownTool,
+)
 from _langchain_tool_errors.handler_types import AOnError, OnError, ToolErrorContent
 from _langchain_tool_errors.tool_calls import tool_name
 
-__all__ = ["LOGGER", "alog_handled", "log_handled", "report_messages_of", "report_type_only"]
+__all__ = [
+    "LOGGER",
+    "alog_handled",
+    "log_handled",
+    "report_invalid_fields",
+    "report_kind_only",
+    "report_known_tools",
+    "report_messages_of",
+    "report_type_only",
+]
 
 LOGGER = logging.getLogger("langchain_tool_errors")
 """The library's logger, `logging.getLogger("langchain_tool_errors")`, used by `log_handled`.
@@ -43,6 +58,63 @@ def report_type_only(exc: Exception, request: ToolCallRequest, /) -> str:
         ```
     """
     return f"Tool `{tool_name(request)}` failed with {type(exc).__name__}."
+
+
+def report_invalid_fields(failure: InvalidArguments, request: ToolCallRequest, /) -> str:
+    """Name each argument that does not fit the tool's schema and what it expects there.
+
+    The values the model sent are never repeated (`ToolNode`'s own answer quotes them all).
+    `lookup` called with `{"record_id": "A-17"}` for an `int` becomes
+    ``The arguments of `lookup` do not fit its schema: `record_id`: Input should be a valid
+    integer, unable to parse string as an integer. Fix them and call it again.``
+
+    Example:
+        ```python
+        middleware = ToolErrorMiddleware.from_routes(
+            [Route(InvalidArguments, report_invalid_fields), Route(Exception, report_type_only)]
+        )
+        ```
+    """
+    wrong = "; ".join(f"`{error.field}`: {error.expected}" for error in failure.errors)
+    return (
+        f"The arguments of `{failure.tool}` do not fit its schema: {wrong}. Fix them and call "
+        "it again."
+    )
+
+
+def report_known_tools(failure: UnknownTool, request: ToolCallRequest, /) -> str:
+    """Say the tool does not exist and list the agent's tools.
+
+    A call to `lookkup` in an agent with `lookup` and `search` becomes
+    ``There is no tool `lookkup`. The tools you can call are `lookup`, `search`.``
+
+    Example:
+        ```python
+        middleware = ToolErrorMiddleware.from_routes([Route(UnknownTool, report_known_tools)])
+        ```
+    """
+    if not failure.known_tools:
+        return f"There is no tool `{failure.tool}`. Call only the tools you were given."
+    known = ", ".join(f"`{name}`" for name in failure.known_tools)
+    return f"There is no tool `{failure.tool}`. The tools you can call are {known}."
+
+
+def report_kind_only(failure: ReportedFailure, request: ToolCallRequest, /) -> str:
+    """Name the tool and how its call failed, never the error's text.
+
+    For errors whose text may hold internal detail: an inner middleware's answer
+    (`ToolRetryMiddleware` quotes the exception), or a tool's own report. An error
+    `fetch`'s retry middleware answered becomes
+    ``Tool `fetch` failed (an error an inner middleware answered); try another way.``
+
+    Example:
+        ```python
+        middleware = ToolErrorMiddleware.from_routes(
+            [Route((InnerMiddlewareError, ToolReportedError), report_kind_only)]
+        )
+        ```
+    """
+    return f"Tool `{failure.tool}` failed ({KIND_PHRASES[failure.kind]}); try another way."
 
 
 def report_messages_of(*exception_types: type[Exception]) -> OnError[str]:

@@ -9,6 +9,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
 from langgraph.types import Command, TracePolicy, omit_payload
 from typing_extensions import TypeVar, override
 
@@ -23,8 +24,10 @@ from _langchain_tool_errors.checks import (
     require_name,
     require_tool_selection,
 )
+from _langchain_tool_errors.classifying import classify, malformed_calls
 from _langchain_tool_errors.control_flow import GraphBubbleUp
 from _langchain_tool_errors.counting import Accounts
+from _langchain_tool_errors.failures import MalformedToolCall, ReportedFailure
 from _langchain_tool_errors.handler_types import (
     AOnError,
     AsyncOnly,
@@ -36,8 +39,8 @@ from _langchain_tool_errors.handler_types import (
     ToolErrorContent,
     ToolSelection,
 )
-from _langchain_tool_errors.handling import ahandle, handle
-from _langchain_tool_errors.route_table import RouteTable, except_clause, widest
+from _langchain_tool_errors.handling import ahandle, areplace, areply_to, handle, replace, reply_to
+from _langchain_tool_errors.route_table import RouteTable, except_clause, selects_reported, widest
 from _langchain_tool_errors.routes import Route, require_routes
 
 _ContentT_co = TypeVar(
@@ -306,16 +309,26 @@ class ToolErrorMiddleware(
         checked_budget = require_budget(budget)
         checked_name = require_name(name)
         budgets = [checked_budget, *(route.budget for route in routes)]
-        if any(budgets):
+        if any(budgets) or selects_reported(routes):
             # Why a subclass, chosen here: langchain adds a graph node for `before_agent`
-            # or `after_model` only to middleware whose class defines it, so the budgets'
-            # hooks (a reset at the start of each run; for "tell", the answers to closed
-            # tools) must live in a class of their own for a middleware without a budget
-            # to keep the plain graph, while users only ever construct and annotate
+            # or `after_model` only to middleware whose class defines it, so the hooks that
+            # count and watch (a reset at the start of each run; after each model reply,
+            # its malformed calls and calls to closed tools), and the tool-call hooks that
+            # also read error messages, live in a class of their own: a middleware with no
+            # budget and no route for such failures keeps the plain graph and the fastest
+            # success path, while users only ever construct and annotate
             # `ToolErrorMiddleware`. Choosing it before any attribute is set keeps
-            # attribute access fast. The tool-call hooks are the same in every class.
-            telling = any(spent.when_spent == "tell" for spent in budgets if spent)
-            chosen = _TellingToolErrorMiddleware if telling else _BudgetedToolErrorMiddleware
+            # attribute access fast.
+            replies = any(
+                spent.when_spent == "tell" or "malformed_call" in spent.kinds
+                for spent in budgets
+                if spent
+            ) or any(
+                issubclass(MalformedToolCall, taken)
+                for route in routes
+                for taken in route.exceptions
+            )
+            chosen = _ReplyingToolErrorMiddleware if replies else _WatchingToolErrorMiddleware
             object.__setattr__(self, "__class__", chosen)
             self.state_schema = BudgetState
         AgentMiddleware.__init__(self)
@@ -544,12 +557,87 @@ class ToolErrorMiddleware(
             return message if accounts is None else accounts.count(message, exc, request, route[2])
 
 
-class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
-    """A `ToolErrorMiddleware` built with a budget: its counts start from zero each run.
+class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
+    """A middleware that also meets the failures that are not exceptions, and counts failures.
 
-    `ToolErrorMiddleware.__init__` gives an instance this class when a budget is set; the
-    counting itself is the hooks' last stage (`counting.Accounts`).
+    `ToolErrorMiddleware.__init__` and `from_routes` give an instance this class when a
+    budget is set or a route takes a kind of failure that is not an exception. Its hooks
+    read as the stages every failure goes through: classify, route, handle, count.
     """
+
+    @override
+    def wrap_tool_call(
+        self: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Run the tool call; hand an exception or an error message through the stages."""
+        if not self._sync_capable:
+            raise NotImplementedError(_ASYNC_ONLY.format(name=self._name))
+        try:
+            result = handler(request)
+        except GraphBubbleUp:
+            raise
+        except self._caught as exc:
+            route = self._table.route(exc, request)  # an exception is its own kind
+            if route is None:
+                raise
+            message = handle(route, exc, request)
+            if message is None:
+                raise  # the handler declined: nothing is counted
+            return _counted(self._accounts, message, exc, request, route[2])
+        # Only an error message is classified. `type() is` first: `isinstance` against a
+        # pydantic model class goes through its ABC metaclass, several times slower, and
+        # this is the success path.
+        if not (type(result) is ToolMessage or isinstance(result, ToolMessage)):
+            return result
+        if result.status != "error":
+            return result
+        error = result
+
+        failure = classify(error, request)
+        route = self._table.route(failure, request)
+        if route is not None:
+            error = replace(route, failure, error, request)
+        return _counted(
+            self._accounts, error, failure, request, None if route is None else route[2]
+        )
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """The same stages on the async path."""
+        try:
+            result = await handler(request)
+        except GraphBubbleUp:
+            raise
+        except self._caught as exc:
+            route = self._table.route(exc, request)
+            if route is None:
+                raise
+            message = await ahandle(route, exc, request)
+            if message is None:
+                raise
+            return _counted(self._accounts, message, exc, request, route[2])
+        # Only an error message is classified. `type() is` first: `isinstance` against a
+        # pydantic model class goes through its ABC metaclass, several times slower, and
+        # this is the success path.
+        if not (type(result) is ToolMessage or isinstance(result, ToolMessage)):
+            return result
+        if result.status != "error":
+            return result
+        error = result
+
+        failure = classify(error, request)
+        route = self._table.route(failure, request)
+        if route is not None:
+            error = await areplace(route, failure, error, request)
+        return _counted(
+            self._accounts, error, failure, request, None if route is None else route[2]
+        )
 
     @override
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
@@ -562,23 +650,78 @@ class _BudgetedToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         return {COUNTS_KEY: RESET_UPDATE}
 
 
-class _TellingToolErrorMiddleware(_BudgetedToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
-    """A budgeted middleware whose spent budget closes a tool for the rest of the run.
+class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
+    """A watching middleware that also answers after each model reply.
 
-    After each model reply, calls to a closed tool are answered with the budget's message
-    at once, so they never reach the tools node (and the tool never runs again).
+    Chosen when a budget counts malformed calls (every budget does, unless its `kinds` say
+    otherwise) or closes tools ("tell"), or a route takes malformed calls: those are seen
+    only in the model's reply, never in a tool call.
     """
 
-    def _answer_closed(self, state: Any) -> dict[str, Any] | None:
-        accounts = self._accounts  # a telling middleware always has its accounts
-        return None if accounts is None else accounts.answer_closed(state)
+    @override
+    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Answer the model's malformed calls, and its calls to tools a budget has closed."""
+        settled: list[tuple[MalformedToolCall, ToolCallRequest, ToolMessage | None, int | None]]
+        settled = []
+        for failure, request in malformed_calls(state, runtime):
+            route = self._table.route(failure, request)
+            reply = None if route is None else reply_to(route, failure, request)
+            settled.append((failure, request, reply, None if route is None else route[2]))
+        return self._settle(state, settled)
 
     @override
-    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Answer the model's calls to tools the budget has closed in this run."""
-        return self._answer_closed(state)
+    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """The same answers on the async path."""
+        settled: list[tuple[MalformedToolCall, ToolCallRequest, ToolMessage | None, int | None]]
+        settled = []
+        for failure, request in malformed_calls(state, runtime):
+            route = self._table.route(failure, request)
+            reply = None if route is None else await areply_to(route, failure, request)
+            settled.append((failure, request, reply, None if route is None else route[2]))
+        return self._settle(state, settled)
 
-    @override
-    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Answer the model's calls to closed tools, on the async path."""
-        return self._answer_closed(state)
+    def _settle(
+        self,
+        state: Any,
+        settled: list[tuple[MalformedToolCall, ToolCallRequest, ToolMessage | None, int | None]],
+    ) -> dict[str, Any] | None:
+        """Count the malformed calls, then answer them and the calls to closed tools.
+
+        A malformed call no route answered is left to `create_agent`, which answers it
+        before the next model call, unless a "tell" budget it spent answers it.
+        """
+        accounts = self._accounts
+        messages: list[ToolMessage] = []
+        increments: dict[str, int] = {}
+        counts: dict[str, int] = dict(state.get(COUNTS_KEY) or {})
+        for failure, request, reply, route in settled:
+            answer = reply
+            if accounts is not None:
+                spent = accounts.spend(failure, request, counts, route)
+                if spent is not None:
+                    told, more = spent
+                    answer = told or reply
+                    for key, value in more.items():
+                        increments[key] = increments.get(key, 0) + value
+                        counts[key] = counts.get(key, 0) + value
+            if answer is not None:
+                messages.append(answer)
+        if accounts is not None:
+            messages += accounts.answer_closed(state)
+        update: dict[str, Any] = {}
+        if messages:
+            update["messages"] = messages
+        if increments:
+            update[COUNTS_KEY] = increments
+        return update or None
+
+
+def _counted(
+    accounts: Accounts | None,
+    message: ToolMessage,
+    failure: Exception | ReportedFailure,
+    request: ToolCallRequest,
+    route: int | None,
+) -> ToolMessage | Command[Any]:
+    """The counting stage, where the middleware has budgets (a route alone counts nothing)."""
+    return message if accounts is None else accounts.count(message, failure, request, route)

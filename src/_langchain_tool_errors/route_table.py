@@ -12,6 +12,7 @@ from typing import Any, TypeAlias, cast
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.control_flow import is_invalid_resume
+from _langchain_tool_errors.failures import ReportedFailure
 from _langchain_tool_errors.handler_types import AOnError, OnError
 from _langchain_tool_errors.routes import Route
 from _langchain_tool_errors.tool_calls import tool_name
@@ -24,7 +25,9 @@ route's `exceptions`, which the overloads tie to the handler's exception type. T
 position finds the budgets that count the route's failures.
 """
 
-_Compiled: TypeAlias = tuple[tuple[type[Exception], ...], frozenset[str] | None, RouteHandlers]
+_Compiled: TypeAlias = tuple[
+    tuple[type[Exception | ReportedFailure], ...], frozenset[str] | None, RouteHandlers
+]
 
 _CACHE_SIZE = 1024
 """How many (exception type, tool name) pairs a table remembers the route of."""
@@ -50,7 +53,7 @@ def _compile(routes: tuple[Route[Any], ...]) -> tuple[_Compiled, ...]:
 
 
 def _first_match(
-    compiled: tuple[_Compiled, ...], exc: Exception, name: str
+    compiled: tuple[_Compiled, ...], exc: Exception | ReportedFailure, name: str
 ) -> RouteHandlers | None:
     """The handlers of the first compiled route that matches, as an `except` clause would."""
     for exceptions, names, handlers in compiled:
@@ -60,9 +63,18 @@ def _first_match(
 
 
 def widest(routes: tuple[Route[Any], ...]) -> tuple[type[Exception], ...]:
-    """Every type some route catches, less those another of them already covers."""
-    caught = {exc for route in routes for exc in route.exceptions}
+    """Every exception type some route catches, less those another of them already covers.
+
+    Empty when the routes take only failures that are not exceptions: an `except ()`
+    clause catches nothing.
+    """
+    caught = {exc for route in routes for exc in route.exceptions if issubclass(exc, Exception)}
     return tuple(exc for exc in caught if not issubclass(exc, tuple(caught - {exc})))
+
+
+def selects_reported(routes: tuple[Route[Any], ...]) -> bool:
+    """Whether some route takes a kind of failure that is not an exception."""
+    return any(issubclass(exc, ReportedFailure) for route in routes for exc in route.exceptions)
 
 
 def except_clause(types: tuple[type[Exception], ...]) -> tuple[type[Exception], ...]:
@@ -101,12 +113,14 @@ class RouteTable:
         self._compiled = _compile(routes)
         self._cache = _cache_for(routes)
 
-    def route(self, exc: Exception, request: ToolCallRequest) -> RouteHandlers | None:
-        """The handlers of the first route that matches this failure, or `None` to re-raise.
+    def route(
+        self, exc: Exception | ReportedFailure, request: ToolCallRequest
+    ) -> RouteHandlers | None:
+        """The handlers of the first route that matches this failure, or `None` for none.
 
         An invalid resume value is never routed: the human, not the model, must answer it.
         """
-        if is_invalid_resume(exc):
+        if isinstance(exc, Exception) and is_invalid_resume(exc):
             return None
         name = tool_name(request)
         cache = self._cache

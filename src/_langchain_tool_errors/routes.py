@@ -14,9 +14,10 @@ from _langchain_tool_errors.checks import (
     require_a_handler,
     require_budget,
     require_callable,
-    require_exception_types,
+    require_failure_types,
     require_tool_selection,
 )
+from _langchain_tool_errors.failures import ReportedFailure
 from _langchain_tool_errors.handler_types import (
     AOnError,
     AsyncOnly,
@@ -33,9 +34,11 @@ _ModeT_co = TypeVar("_ModeT_co", bound=HandlerMode, default=HandlerMode, covaria
 
 # The constructor's type parameters, named as in ToolErrorMiddleware's: mypy names them in
 # its errors.
-_ExceptionT = TypeVar("_ExceptionT", bound=Exception)
-_FirstExceptionT = TypeVar("_FirstExceptionT", bound=Exception)
-_SecondExceptionT = TypeVar("_SecondExceptionT", bound=Exception)
+# A route selects exception types and the kinds of failure that are not exceptions
+# (`ReportedFailure` and its subclasses) alike.
+_ExceptionT = TypeVar("_ExceptionT", bound=Exception | ReportedFailure)
+_FirstExceptionT = TypeVar("_FirstExceptionT", bound=Exception | ReportedFailure)
+_SecondExceptionT = TypeVar("_SecondExceptionT", bound=Exception | ReportedFailure)
 
 
 class Route(Generic[_ModeT_co]):
@@ -75,7 +78,7 @@ class Route(Generic[_ModeT_co]):
 
     _on_error: OnError[ToolErrorContent, Any] | None
     _aon_error: AOnError[ToolErrorContent, Any] | None
-    _exceptions: tuple[type[Exception], ...]
+    _exceptions: tuple[type[Exception | ReportedFailure], ...]
     _tool_names: frozenset[str] | None
     _budget: ErrorBudget | None
 
@@ -154,7 +157,7 @@ class Route(Generic[_ModeT_co]):
     ) -> None: ...
     def __init__(
         self,
-        exceptions: type[Exception] | tuple[type[Exception], ...],
+        exceptions: object,
         on_error: StoredHandler | None = None,
         *,
         aon_error: StoredAsyncHandler | None = None,
@@ -164,9 +167,15 @@ class Route(Generic[_ModeT_co]):
         """Catch `exceptions` (from `tools`, if given) and hand them to the handlers.
 
         Args:
-            exceptions: The exception type, or tuple of types, this route catches.
+            exceptions: The exception type, or tuple of types, this route catches; or the
+                kinds of failure that are not exceptions it takes (`InvalidArguments`,
+                `UnknownTool`, `ToolReportedError`, `InnerMiddlewareError`,
+                `MalformedToolCall`, or their base `ReportedFailure`), alone or mixed with
+                exception types.
             on_error: Sync handler, as for `ToolErrorMiddleware`: content for the error
-                `ToolMessage`, or `None` to re-raise. Positional or keyword.
+                `ToolMessage`, or `None` to re-raise. For a failure that is not an
+                exception, the content replaces the text the model would read, and `None`
+                leaves that message as it was. Positional or keyword.
             aon_error: Async handler for the async path. Given alone, the route is
                 `AsyncOnly`, and so is every middleware it is part of.
             tools: Names or `BaseTool`s of the tools this route covers, in a list or
@@ -190,13 +199,13 @@ class Route(Generic[_ModeT_co]):
         # parameters, which the implementation's signature cannot name.
         self._on_error = cast("OnError[ToolErrorContent, Any] | None", on_error)
         self._aon_error = cast("AOnError[ToolErrorContent, Any] | None", aon_error)
-        self._exceptions = require_exception_types(exceptions)
+        self._exceptions = require_failure_types(exceptions)
         self._tool_names = require_tool_selection(tools)
         self._budget = require_budget(budget)
 
     @property
-    def exceptions(self) -> tuple[type[Exception], ...]:
-        """The exception types this route catches, as a tuple.
+    def exceptions(self) -> tuple[type[Exception | ReportedFailure], ...]:
+        """The exception types (and kinds of failure that are not exceptions) it takes.
 
         Example:
             ```python

@@ -2,10 +2,22 @@
 
 `ToolErrorMiddleware` hands exceptions raised by tools back to the model as error
 `ToolMessage`s, with configuration mistakes caught by mypy and pyright and, for code that
-skips them, by matching checks at run time.
+skips them, by matching checks at run time. The failures a model reads that are not
+exceptions (invalid arguments, unknown tools, errors tools report, malformed calls) have a
+class each, for routes, and a kind, for budgets.
 """
 
 from _langchain_tool_errors.budget import ErrorBudget, ToolErrorBudgetExceeded
+from _langchain_tool_errors.failures import (
+    FailureKind,
+    FieldError,
+    InnerMiddlewareError,
+    InvalidArguments,
+    MalformedToolCall,
+    ReportedFailure,
+    ToolReportedError,
+    UnknownTool,
+)
 from _langchain_tool_errors.handler_types import (
     AOnError,
     AsyncOnly,
@@ -22,12 +34,20 @@ __all__ = [
     "AOnError",
     "AsyncOnly",
     "ErrorBudget",
+    "FailureKind",
+    "FieldError",
     "HandlerMode",
+    "InnerMiddlewareError",
+    "InvalidArguments",
+    "MalformedToolCall",
     "OnError",
+    "ReportedFailure",
     "Route",
     "SyncCapable",
     "ToolErrorBudgetExceeded",
     "ToolErrorContent",
     "ToolErrorMiddleware",
+    "ToolReportedError",
     "ToolSelection",
+    "UnknownTool",
 ]

@@ -19,6 +19,10 @@ ordered routes: `KeyError` from `lookup`, then `TimeoutError`, then `ValidationE
 budget of two failures per tool that then tells the model once; every later call in the
 run gets that message without the tool running.
 
+`arguments_budgeted` has a model that calls `count(items: int)` with words, turn after turn:
+`ToolNode` answers each call itself, and the budget of two per tool stops the run at the
+third. `arguments_routed` answers the same call with a route for invalid arguments.
+
 Every handler call is appended to the file named by `TOOL_ERRORS_HANDLER_LOG`, so the test
 can tell whether the handler ran.
 """
@@ -42,7 +46,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import interrupt
 from pydantic import BaseModel, ValidationError
 
-from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
+from langchain_tool_errors import ErrorBudget, InvalidArguments, Route, ToolErrorMiddleware
+from langchain_tool_errors.handlers import report_invalid_fields
 from langchain_tool_errors.testing import ScriptedChatModel
 
 
@@ -190,3 +195,39 @@ def build_budgeted_agent() -> Runnable[InputAgentState, dict[str, Any]]:
 
 
 budgeted = build_budgeted_agent()
+
+
+@tool
+def count(items: int) -> str:
+    """How many items there are, as a number."""
+    return f"{items} items"
+
+
+def call_count_with_words(messages: Sequence[BaseMessage]) -> AIMessage:
+    """Every model reply: call `count` with the user's words, never a number."""
+    question = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
+    turn = sum(isinstance(m, AIMessage) for m in messages)
+    call = {"name": "count", "args": {"items": str(question.content)}, "id": f"count-{turn}"}
+    return AIMessage("", tool_calls=[call])
+
+
+def build_arguments_budgeted_agent() -> Runnable[InputAgentState, dict[str, Any]]:
+    """The served agent whose model loops on invalid arguments, stopped by its budget."""
+    model = ScriptedChatModel(script=[call_count_with_words] * 10 + [answer_with_the_result])
+    middleware = ToolErrorMiddleware(aon_error=fallback, budget=ErrorBudget(per_tool=2))
+    return create_agent(model, tools=[count], middleware=[middleware])
+
+
+arguments_budgeted = build_arguments_budgeted_agent()
+
+
+def build_arguments_routed_agent() -> Runnable[InputAgentState, dict[str, Any]]:
+    """The served agent whose route tells the model which argument is wrong, not its value."""
+    model = ScriptedChatModel(script=[call_count_with_words, answer_with_the_result])
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(InvalidArguments, report_invalid_fields), Route(Exception, aon_error=fallback)]
+    )
+    return create_agent(model, tools=[count], middleware=[middleware])
+
+
+arguments_routed = build_arguments_routed_agent()

@@ -21,16 +21,27 @@ from langchain_tool_errors import (
     AOnError,
     AsyncOnly,
     ErrorBudget,
+    FailureKind,
+    FieldError,
+    InnerMiddlewareError,
+    InvalidArguments,
+    MalformedToolCall,
     OnError,
+    ReportedFailure,
     Route,
     SyncCapable,
     ToolErrorBudgetExceeded,
     ToolErrorContent,
     ToolErrorMiddleware,
+    ToolReportedError,
+    UnknownTool,
 )
 from langchain_tool_errors.handlers import (
     alog_handled,
     log_handled,
+    report_invalid_fields,
+    report_kind_only,
+    report_known_tools,
     report_messages_of,
     report_type_only,
 )
@@ -345,3 +356,46 @@ assert_type(budgeted_routes.budget, ErrorBudget | None)
 assert_type(budgeted_routes.routes[0].budget, ErrorBudget | None)
 assert_type(ToolErrorBudgetExceeded("search", 3, 2, "tool", route=0).route, int | None)
 create_agent(model, tools=[search], middleware=[budgeted_routes])
+
+
+# Failures that are not exceptions: a route selects them by class, its handler typed for
+# exactly what it selects; budgets name the kinds they count.
+def fields(failure: InvalidArguments, request: ToolCallRequest) -> str:
+    assert_type(failure.errors, tuple[FieldError, ...])
+    return ", ".join(error.field for error in failure.errors)
+
+
+async def asuggest(failure: UnknownTool, request: ToolCallRequest) -> str:
+    assert_type(failure.known_tools, tuple[str, ...])
+    return failure.tool
+
+
+def any_reported(failure: ReportedFailure, request: ToolCallRequest) -> str | None:
+    assert_type(failure.kind, FailureKind)
+    return failure.text
+
+
+def key_or_malformed(failure: KeyError | MalformedToolCall, request: ToolCallRequest) -> str:
+    return "retry"
+
+
+assert_type(Route(InvalidArguments, fields), Route[SyncCapable])
+assert_type(Route(UnknownTool, aon_error=asuggest), Route[AsyncOnly])
+assert_type(Route(ReportedFailure, any_reported), Route[SyncCapable])
+assert_type(Route((InnerMiddlewareError, ToolReportedError), report_kind_only), Route[SyncCapable])
+assert_type(Route((KeyError, MalformedToolCall), key_or_malformed), Route[SyncCapable])
+assert_type(Route(InvalidArguments, report_invalid_fields), Route[SyncCapable])
+assert_type(Route(UnknownTool, report_known_tools), Route[SyncCapable])
+every_kind = ToolErrorMiddleware.from_routes(
+    [
+        Route(InvalidArguments, report_invalid_fields),
+        Route(UnknownTool, report_known_tools),
+        Route(ReportedFailure, report_kind_only),
+        Route(Exception, report_type_only),
+    ],
+    budget=ErrorBudget(per_tool=3, kinds=("exception", "invalid_arguments")),
+)
+assert_type(every_kind, ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable])
+assert_type(ErrorBudget(per_run=5, kinds=["unknown_tool"]).kinds, tuple[FailureKind, ...])
+assert_type(ToolErrorBudgetExceeded("search", 3, 2, "tool").kind, FailureKind)
+create_agent(model, tools=[search], middleware=[every_kind])

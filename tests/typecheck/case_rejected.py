@@ -12,7 +12,15 @@ from langchain_core.messages import ContentBlock, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from langchain_tool_errors import AOnError, ErrorBudget, OnError, Route, ToolErrorMiddleware
+from langchain_tool_errors import (
+    AOnError,
+    ErrorBudget,
+    InvalidArguments,
+    OnError,
+    Route,
+    ToolErrorMiddleware,
+    UnknownTool,
+)
 from langchain_tool_errors.handlers import alog_handled, log_handled, report_messages_of
 
 
@@ -133,3 +141,17 @@ ToolErrorMiddleware(on_error, budget=3)  # type: ignore[call-overload]  # pyrigh
 # Budgets per route: a budget that is not an ErrorBudget, in both shapes of route.
 Route(KeyError, on_error, budget=3)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 Route((KeyError, IndexError), on_error, budget={"per_tool": 2})  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+
+
+def for_unknown_tools(failure: UnknownTool, request: ToolCallRequest) -> str:
+    return failure.tool
+
+
+# Failures that are not exceptions: only a Route takes them; a route's handler must take
+# what the route selects; a budget's kinds are the known ones, in a collection.
+ToolErrorMiddleware(on_error, exceptions=InvalidArguments)  # type: ignore[misc]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+Route(InvalidArguments, for_unknown_tools)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route(InvalidArguments, on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route(str, on_error)  # type: ignore[type-var, arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+ErrorBudget(per_tool=3, kinds="exception")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
+ErrorBudget(per_tool=3, kinds=["invalid_args"])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]

@@ -1,0 +1,117 @@
+"""The classifying stage: what kind of failure an error message answers.
+
+A tool call that comes back as an error `ToolMessage` instead of an exception is classed by
+what can be checked, not by its wording: a call to no tool is an unknown tool; arguments
+the tool's schema refuses are invalid arguments (whoever answered them); a tool that
+handles its own errors reported it; any other error came from a middleware inside this one.
+A malformed call never reaches the tools, so `malformed` classes it from the model's message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.config import get_config
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, ValidationError
+
+from _langchain_tool_errors.failures import (
+    FieldError,
+    InnerMiddlewareError,
+    InvalidArguments,
+    MalformedToolCall,
+    ReportedFailure,
+    ToolReportedError,
+    UnknownTool,
+)
+
+_KNOWN_TOOLS = re.compile(r"try one of \[(?P<names>[^\]]*)\]")
+"""Where `ToolNode`'s answer to an unknown tool lists the agent's tools."""
+
+
+def classify(message: ToolMessage, request: ToolCallRequest) -> ReportedFailure:
+    """The failure an error message answers, with what is known about it."""
+    call = request.tool_call
+    name = call["name"]
+    args: Mapping[str, object] = call.get("args") or {}
+    text = message.text
+    tool = request.tool
+    if tool is None:
+        listed = _KNOWN_TOOLS.search(text)
+        known = () if listed is None else tuple(filter(None, listed["names"].split(", ")))
+        return UnknownTool(tool=name, args=args, text=text, known_tools=known)
+    errors = field_errors(tool, args)
+    if errors:
+        return InvalidArguments(tool=name, args=args, text=text, errors=errors)
+    if tool.handle_tool_error or tool.handle_validation_error:
+        return ToolReportedError(tool=name, args=args, text=text)
+    return InnerMiddlewareError(tool=name, args=args, text=text)
+
+
+def field_errors(tool: BaseTool, args: Mapping[str, object]) -> tuple[FieldError, ...]:
+    """The arguments the tool's schema refuses, each with what it expects; never the values.
+
+    Only a pydantic schema is checked (a JSON-schema dict, as MCP tools have, is not: the
+    server checks those arguments and reports its own error).
+    """
+    schema = tool.tool_call_schema
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return ()
+    try:
+        schema.model_validate(dict(args))
+    except ValidationError as exc:
+        return tuple(
+            FieldError(".".join(str(part) for part in error["loc"]) or "(arguments)", error["msg"])
+            for error in exc.errors(include_url=False, include_input=False, include_context=False)
+        )
+    return ()
+
+
+def malformed_calls(
+    state: Mapping[str, Any], runtime: Runtime[Any]
+) -> Iterator[tuple[MalformedToolCall, ToolCallRequest]]:
+    """The model's last calls that could not be parsed, each with a request standing for it.
+
+    Only calls with an id (an answer must name it) that nothing has answered yet. The
+    request has no tool, empty arguments, and the agent's state and runtime.
+    """
+    messages: Sequence[object] = state.get("messages") or ()
+    if not messages or not isinstance(messages[-1], AIMessage):
+        return
+    for call in messages[-1].invalid_tool_calls:
+        call_id = call.get("id")
+        if not call_id:
+            continue
+        name = call.get("name") or ""
+        failure = MalformedToolCall(
+            tool=name,
+            args={},
+            text=MALFORMED_TEXT.format(tool=name or "(no name)"),
+            raw_arguments=call.get("args"),
+            error=call.get("error"),
+        )
+        tool_call = ToolCall(name=name, args={}, id=call_id, type="tool_call")
+        tool_runtime: ToolRuntime[Any, Any] = ToolRuntime(
+            state=state,
+            context=runtime.context,
+            config=get_config(),
+            stream_writer=runtime.stream_writer,
+            tool_call_id=call_id,
+            store=runtime.store,
+        )
+        yield (
+            failure,
+            ToolCallRequest(tool_call=tool_call, tool=None, state=state, runtime=tool_runtime),
+        )
+
+
+MALFORMED_TEXT = (
+    "The call to `{tool}` could not be run: its arguments were malformed or cut short. "
+    "Send the call again with complete JSON arguments."
+)
+"""What `MalformedToolCall.text` says (`create_agent` words its own answer differently)."""

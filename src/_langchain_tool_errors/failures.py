@@ -1,0 +1,225 @@
+"""The failures a model reads that were never raised to this middleware, one class per kind.
+
+A tool call fails in more ways than a tool raising: `ToolNode` answers invalid arguments and
+unknown tools itself, a tool may report its own error (`handle_tool_error`, MCP error
+results), an inner middleware may answer a failure, and `create_agent` answers a malformed
+call. Each comes back as an error message instead of an exception; each has a class here,
+so that a `Route` selects it as it selects an exception type, and a kind, so that an
+`ErrorBudget` can count it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Literal, TypeAlias
+
+FailureKind: TypeAlias = Literal[
+    "exception",
+    "invalid_arguments",
+    "unknown_tool",
+    "tool_reported",
+    "inner_middleware",
+    "malformed_call",
+]
+"""How a tool call failed, as budgets count it and messages name it.
+
+- `"exception"`: the tool raised, and the exception reached this middleware.
+- `"invalid_arguments"`: the arguments do not fit the tool's schema (`InvalidArguments`).
+- `"unknown_tool"`: the model called a tool the agent does not have (`UnknownTool`).
+- `"tool_reported"`: the tool answered its own failure (`ToolReportedError`).
+- `"inner_middleware"`: a middleware inside this one answered it (`InnerMiddlewareError`).
+- `"malformed_call"`: the call's arguments could not be parsed (`MalformedToolCall`).
+
+Example:
+    ```python
+    kinds: tuple[FailureKind, ...] = ("invalid_arguments", "unknown_tool")
+    budget = ErrorBudget(per_tool=3, kinds=kinds)
+    ```
+"""
+
+FAILURE_KINDS: tuple[FailureKind, ...] = (
+    "exception",
+    "invalid_arguments",
+    "unknown_tool",
+    "tool_reported",
+    "inner_middleware",
+    "malformed_call",
+)
+"""Every kind, in the order the docs list them."""
+
+KIND_PHRASES: dict[FailureKind, str] = {
+    "exception": "an exception",
+    "invalid_arguments": "a call with invalid arguments",
+    "unknown_tool": "a call to a tool the agent does not have",
+    "tool_reported": "an error the tool reported",
+    "inner_middleware": "an error an inner middleware answered",
+    "malformed_call": "a call whose arguments could not be parsed",
+}
+"""Each kind as messages name it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportedFailure:
+    """A failed tool call the model reads as an error message, never raised to this middleware.
+
+    The base of the five kinds that are not exceptions. A `Route` selects them by class, as
+    it selects exception types: `Route(InvalidArguments, handler)` takes invalid arguments,
+    `Route(ReportedFailure, handler)` every kind that is not an exception, and
+    `Route(Exception, ...)` none of them. The handler returns the content that replaces
+    `text` (the message stays an error), or `None` to leave the message as it was.
+
+    Attributes:
+        tool: The name of the tool the model called, as it sent it.
+        args: The arguments as the model sent them (empty for a malformed call).
+        text: What the model would read: the error message's text.
+
+    Example:
+        ```python
+        def short(failure: ReportedFailure, request: ToolCallRequest) -> str:
+            return f"`{failure.tool}` did not run ({failure.kind.replace('_', ' ')})."
+
+        middleware = ToolErrorMiddleware.from_routes([Route(ReportedFailure, short)])
+        ```
+    """
+
+    kind: ClassVar[FailureKind]
+    tool: str
+    args: Mapping[str, object]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One argument that does not fit the tool's schema, and what the schema expects there.
+
+    Attributes:
+        field: The argument's path, dotted for nested values (`"address.zip"`, `"ids.0"`).
+        expected: What the schema says of it, never the value given (`"Field required"`,
+            `"Input should be a valid integer"`).
+
+    Example:
+        ```python
+        error = FieldError("record_id", "Input should be a valid integer")
+        assert f"{error.field}: {error.expected}" == "record_id: Input should be a valid integer"
+        ```
+    """
+
+    field: str
+    expected: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InvalidArguments(ReportedFailure):
+    """The arguments do not fit the tool's schema, so the tool never ran.
+
+    `ToolNode` answers such a call itself ("Error invoking tool ... Please fix the error and
+    try again."), with the values the model sent in the text.
+
+    Attributes:
+        errors: Each argument that does not fit, with what the schema expects there.
+
+    Example:
+        ```python
+        def fields_only(failure: InvalidArguments, request: ToolCallRequest) -> str:
+            wrong = "; ".join(f"{e.field}: {e.expected}" for e in failure.errors)
+            return f"Fix the arguments of `{failure.tool}`: {wrong}."
+
+        route = Route(InvalidArguments, fields_only)
+        ```
+    """
+
+    kind: ClassVar[FailureKind] = "invalid_arguments"
+    errors: tuple[FieldError, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownTool(ReportedFailure):
+    """The model called a tool the agent does not have.
+
+    `ToolNode` answers such a call itself ("Error: ... is not a valid tool, try one of
+    [...]").
+
+    Attributes:
+        known_tools: The names of the agent's tools, as `ToolNode` listed them.
+
+    Example:
+        ```python
+        def suggest(failure: UnknownTool, request: ToolCallRequest) -> str:
+            return f"There is no `{failure.tool}`; use one of {', '.join(failure.known_tools)}."
+
+        route = Route(UnknownTool, suggest)
+        ```
+    """
+
+    kind: ClassVar[FailureKind] = "unknown_tool"
+    known_tools: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolReportedError(ReportedFailure):
+    """The tool answered its own failure with an error message.
+
+    A `BaseTool` with `handle_tool_error` (or `handle_validation_error`) set does, and so do
+    MCP tools, whose servers report errors as results.
+
+    Example:
+        ```python
+        def plain(failure: ToolReportedError, request: ToolCallRequest) -> str:
+            return f"`{failure.tool}` reported an error; try other arguments."
+
+        route = Route(ToolReportedError, plain)
+        ```
+    """
+
+    kind: ClassVar[FailureKind] = "tool_reported"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InnerMiddlewareError(ReportedFailure):
+    """A middleware inside this one answered a failure with an error message.
+
+    `ToolRetryMiddleware(on_failure="continue")` does, once its retries are spent, with the
+    exception's text in the message. Also any other error message from a known tool called
+    with valid arguments that does not report its own errors.
+
+    Example:
+        ```python
+        def no_details(failure: InnerMiddlewareError, request: ToolCallRequest) -> str:
+            return f"`{failure.tool}` is failing; answer without it."
+
+        route = Route(InnerMiddlewareError, no_details)
+        ```
+    """
+
+    kind: ClassVar[FailureKind] = "inner_middleware"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MalformedToolCall(ReportedFailure):
+    """The model's call could not be parsed (`AIMessage.invalid_tool_calls`), so no tool ran.
+
+    `create_agent` answers it before the next model call ("... arguments were malformed or
+    truncated."); a middleware that watches for it answers first.
+
+    Attributes:
+        raw_arguments: The arguments as the model wrote them, or `None`.
+        error: The parser's complaint, or `None`.
+
+    Example:
+        ```python
+        def resend(failure: MalformedToolCall, request: ToolCallRequest) -> str:
+            return f"The call to `{failure.tool}` was not valid JSON; send it again."
+
+        route = Route(MalformedToolCall, resend)
+        ```
+    """
+
+    kind: ClassVar[FailureKind] = "malformed_call"
+    raw_arguments: str | None
+    error: str | None
+
+
+def kind_of(failure: Exception | ReportedFailure) -> FailureKind:
+    """The kind of a failure: `"exception"` for an exception, else its class's kind."""
+    return "exception" if isinstance(failure, BaseException) else failure.kind

@@ -1,0 +1,334 @@
+"""Failures that are not exceptions, through real agents: classified, routed and counted.
+
+`ToolNode` answers invalid arguments and unknown tools itself, a tool may report its own
+error, an inner middleware may answer a failure, and `create_agent` answers a malformed
+call. Each reaches the model as an error message, never as an exception this middleware
+sees; a model that keeps making the same mistake used to loop to the recursion limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
+from langchain_core.messages import AIMessage, InvalidToolCall, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.errors import GraphRecursionError
+from langgraph.prebuilt.tool_node import ToolCallRequest
+
+from langchain_tool_errors import (
+    ErrorBudget,
+    FailureKind,
+    InnerMiddlewareError,
+    InvalidArguments,
+    MalformedToolCall,
+    ReportedFailure,
+    Route,
+    ToolErrorBudgetExceeded,
+    ToolErrorMiddleware,
+    ToolReportedError,
+    UnknownTool,
+)
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel, ScriptStep
+from tests._agents import PATHS, Agent, Path, call, run, tool_messages
+from tests.conftest import FIGURES
+
+
+def lookup_tool() -> BaseTool:
+    """`lookup(record_id: int)`: succeeds for any int."""
+
+    def lookup(record_id: int) -> str:
+        """Look a record up by its number."""
+        return f"record {record_id}: ok"
+
+    return StructuredTool.from_function(lookup)
+
+
+def reporting_tool() -> BaseTool:
+    """A tool that reports its own failure (`handle_tool_error=True`)."""
+
+    def archive(record_id: int) -> str:
+        """Archive a record."""
+        raise ToolException(f"record {record_id} is locked by host 10.0.0.7")
+
+    return StructuredTool.from_function(archive, handle_tool_error=True)
+
+
+def flaky_tool() -> BaseTool:
+    """A tool whose exception carries a detail the model must not read."""
+
+    def fetch(record_id: int) -> str:
+        """Fetch a record from the store."""
+        raise ConnectionError("connect to db.internal:5432 as admin failed")
+
+    return StructuredTool.from_function(fetch)
+
+
+def agent_of(
+    tools: Sequence[BaseTool],
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]],
+    script: Sequence[ScriptStep | Repeat],
+) -> Agent:
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=list(script)), tools=list(tools), middleware=list(middleware)
+    )
+    return agent
+
+
+def calling(name: str, **args: object) -> AIMessage:
+    return AIMessage(content="", tool_calls=[call(name, "c", **args)])
+
+
+DONE = AIMessage(content="done")
+
+# Each kind a model can loop on: the tools, any inner middleware, and the repeated call.
+LOOPS: dict[FailureKind, tuple[list[BaseTool], list[AgentMiddleware[Any, Any, Any]], AIMessage]] = {
+    "invalid_arguments": ([lookup_tool()], [], calling("lookup", record_id="abc")),
+    "unknown_tool": ([lookup_tool()], [], calling("lookkup", record_id=7)),
+    "tool_reported": ([reporting_tool()], [], calling("archive", record_id=7)),
+    "inner_middleware": (
+        [flaky_tool()],
+        [ToolRetryMiddleware(max_retries=1, initial_delay=0, on_failure="continue")],
+        calling("fetch", record_id=7),
+    ),
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("kind", LOOPS)
+def test_without_a_budget_a_model_looping_on_such_a_failure_hits_the_recursion_limit(
+    kind: FailureKind, path: Path
+) -> None:
+    tools, inner, looping = LOOPS[kind]
+    agent = agent_of(tools, [ToolErrorMiddleware(report_type_only), *inner], [Repeat(looping)])
+
+    with pytest.raises(GraphRecursionError):
+        run(agent, path, config={"recursion_limit": 30})
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("kind", LOOPS)
+def test_a_budget_stops_a_model_looping_on_each_kind(kind: FailureKind, path: Path) -> None:
+    tools, inner, looping = LOOPS[kind]
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3))
+    agent = agent_of(tools, [middleware, *inner], [Repeat(looping)])
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, config={"recursion_limit": 60})
+
+    assert (spent.value.tool, spent.value.count, spent.value.kind) == (
+        looping.tool_calls[0]["name"],
+        4,
+        kind,
+    )
+    FIGURES.append(f"failures ({path}): a model looping on {kind} stopped at failure 4 of 3")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_budget_counting_only_exceptions_lets_the_other_kinds_pass(path: Path) -> None:
+    tools, _, looping = LOOPS["invalid_arguments"]
+    budget = ErrorBudget(per_tool=1, kinds=["exception"])
+    agent = agent_of(
+        tools, [ToolErrorMiddleware(report_type_only, budget=budget)], [Repeat(looping)]
+    )
+
+    with pytest.raises(GraphRecursionError):
+        run(agent, path, config={"recursion_limit": 30})
+
+
+def transcript_of(
+    kind: FailureKind, middleware: Sequence[AgentMiddleware[Any, Any, Any]], path: Path
+) -> list[tuple[str, str, str]]:
+    """The tool messages the model read after one failing call of `kind`, in order."""
+    tools, inner, looping = LOOPS[kind]
+    result = run(agent_of(tools, [*middleware, *inner], [looping, DONE]), path)
+    return [
+        (m.tool_call_id, str(m.status), m.text)
+        for m in result["messages"]
+        if isinstance(m, ToolMessage)
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("kind", LOOPS)
+def test_without_a_route_for_them_the_model_reads_these_failures_exactly_as_before(
+    kind: FailureKind, path: Path
+) -> None:
+    before = transcript_of(kind, [], path)
+
+    for middleware in (
+        ToolErrorMiddleware(report_type_only),
+        ToolErrorMiddleware.from_routes([Route(Exception, report_type_only)]),
+        ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3)),
+    ):
+        assert transcript_of(kind, [middleware], path) == before
+    assert before[0][1] == "error"
+
+
+class Seen:
+    """A route handler for failures that are not exceptions: records them, answers briefly."""
+
+    def __init__(self, answer: str | None = "rewritten") -> None:
+        self.failures: list[ReportedFailure] = []
+        self.answer = answer
+
+    def handler(self, failure: ReportedFailure, request: ToolCallRequest) -> str | None:
+        self.failures.append(failure)
+        return self.answer
+
+    async def ahandler(self, failure: ReportedFailure, request: ToolCallRequest) -> str | None:
+        self.failures.append(failure)
+        return self.answer
+
+
+def routed(seen: Seen, path: Path, taken: type[ReportedFailure]) -> ToolErrorMiddleware:
+    if path == "sync":
+        return ToolErrorMiddleware.from_routes(
+            [Route(KeyError, report_type_only), Route(taken, seen.handler)]
+        )
+    return ToolErrorMiddleware.from_routes(
+        [Route(KeyError, report_type_only), Route(taken, seen.handler, aon_error=seen.ahandler)]
+    )
+
+
+CLASSES: dict[FailureKind, type[ReportedFailure]] = {
+    "invalid_arguments": InvalidArguments,
+    "unknown_tool": UnknownTool,
+    "tool_reported": ToolReportedError,
+    "inner_middleware": InnerMiddlewareError,
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("kind", LOOPS)
+def test_a_route_for_a_kind_rewrites_what_the_model_reads(kind: FailureKind, path: Path) -> None:
+    seen = Seen()
+    before = transcript_of(kind, [], path)
+
+    after = transcript_of(kind, [routed(seen, path, CLASSES[kind])], path)
+
+    assert after == [(before[0][0], "error", "rewritten")]
+    [failure] = seen.failures
+    assert type(failure) is CLASSES[kind]
+    assert (failure.kind, failure.text) == (kind, before[0][2])
+    assert failure.tool == LOOPS[kind][2].tool_calls[0]["name"]
+    assert dict(failure.args) == LOOPS[kind][2].tool_calls[0]["args"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("kind", LOOPS)
+def test_a_route_for_the_base_class_takes_every_kind_and_none_leaves_the_message(
+    kind: FailureKind, path: Path
+) -> None:
+    seen = Seen(answer=None)
+    before = transcript_of(kind, [], path)
+
+    assert transcript_of(kind, [routed(seen, path, ReportedFailure)], path) == before
+    assert [failure.kind for failure in seen.failures] == [kind]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_route_for_invalid_arguments_gets_each_field_and_what_it_expects(path: Path) -> None:
+    seen = Seen()
+    transcript_of("invalid_arguments", [routed(seen, path, InvalidArguments)], path)
+
+    [failure] = seen.failures
+    assert isinstance(failure, InvalidArguments)
+    assert [error.field for error in failure.errors] == ["record_id"]
+    assert failure.errors[0].expected.startswith("Input should be a valid integer")
+    assert "abc" not in failure.errors[0].expected
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_route_for_unknown_tools_gets_the_agents_tool_names(path: Path) -> None:
+    seen = Seen()
+    transcript_of("unknown_tool", [routed(seen, path, UnknownTool)], path)
+
+    [failure] = seen.failures
+    assert isinstance(failure, UnknownTool)
+    assert failure.known_tools == ("lookup",)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_inner_middlewares_leak_is_replaced(path: Path) -> None:
+    def no_details(failure: InnerMiddlewareError, request: ToolCallRequest) -> str:
+        return f"`{failure.tool}` is failing; answer without it."
+
+    before = transcript_of("inner_middleware", [], path)
+    middleware = ToolErrorMiddleware.from_routes([Route(InnerMiddlewareError, no_details)])
+    after = transcript_of("inner_middleware", [middleware], path)
+
+    assert "db.internal" in before[0][2]
+    assert after == [(before[0][0], "error", "`fetch` is failing; answer without it.")]
+
+
+MALFORMED = AIMessage(
+    content="",
+    tool_calls=[call("lookup", "valid", record_id=1)],
+    invalid_tool_calls=[
+        InvalidToolCall(
+            name="lookup",
+            args='{"record_id": ',
+            id="cut",
+            error="unexpected end",
+            type="invalid_tool_call",
+        )
+    ],
+)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_malformed_call_beside_a_valid_one_is_routed(path: Path) -> None:
+    seen = Seen()
+    agent = agent_of([lookup_tool()], [routed(seen, path, MalformedToolCall)], [MALFORMED, DONE])
+
+    result = run(agent, path)
+
+    answers = tool_messages(result)
+    assert (answers["cut"].text, answers["cut"].status) == ("rewritten", "error")
+    assert answers["valid"].text == "record 1: ok"
+    [failure] = seen.failures
+    assert isinstance(failure, MalformedToolCall)
+    assert (failure.tool, failure.raw_arguments, failure.error) == (
+        "lookup",
+        '{"record_id": ',
+        "unexpected end",
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_model_repeating_a_malformed_call_is_stopped_by_a_budget(path: Path) -> None:
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=2))
+    agent = agent_of([lookup_tool()], [middleware], [Repeat(MALFORMED)])
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, config={"recursion_limit": 60})
+
+    assert (spent.value.kind, spent.value.count, spent.value.tool) == (
+        "malformed_call",
+        3,
+        "lookup",
+    )
+    assert spent.value.__cause__ is None
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_spent_tell_budget_tells_the_model_a_tool_does_not_exist(path: Path) -> None:
+    _, _, looping = LOOPS["unknown_tool"]
+    budget = ErrorBudget(per_tool=2, when_spent="tell")
+    agent = agent_of(
+        [lookup_tool()],
+        [ToolErrorMiddleware(report_type_only, budget=budget)],
+        [Repeat(looping, times=4), DONE],
+    )
+
+    result = run(agent, path)
+
+    texts = [m.text for m in result["messages"] if isinstance(m, ToolMessage)]
+    told = ErrorBudget.UNKNOWN_TOOL_MESSAGE.format(tool="lookkup", count=3)
+    assert texts[2:] == [told, told]
+    assert "There is no tool `lookkup`" in told

@@ -595,19 +595,22 @@ def test_a_route_budget_that_is_not_an_error_budget_fails_at_construction() -> N
         untyped_route(Exception, report_type_only, budget={"per_tool": 3})
 
 
+@pytest.mark.parametrize("kind", ["exception", "invalid_arguments"])
 def test_a_run_paused_in_one_process_keeps_its_counts_when_resumed_in_another(
-    tmp_path: FilePath,
+    tmp_path: FilePath, kind: str
 ) -> None:
     database = str(tmp_path / "checkpoints.sqlite")
 
-    paused = run_python("-m", "tests._durable_budget", "pause", database)
-    resumed = run_python("-m", "tests._durable_budget", "resume", database)
+    paused = run_python("-m", "tests._durable_budget", "pause", database, kind)
+    resumed = run_python("-m", "tests._durable_budget", "resume", database, kind)
 
     assert paused.returncode == 0, paused.stderr
     assert paused.stdout.strip() == "paused after 2 handled failures"
     assert resumed.returncode == 0, resumed.stderr
-    assert resumed.stdout.strip() == "stopped: weather failed 4 times, limit 3"
-    FIGURES.append("budget: counts kept across an interrupt, resumed in another process (SQLite)")
+    assert resumed.stdout.strip() == f"stopped: weather failed 4 times, limit 3, last kind {kind}"
+    FIGURES.append(
+        f"budget: counts of {kind} kept across an interrupt, resumed in another process (SQLite)"
+    )
 
 
 def declines_value_errors(exc: Exception, request: ToolCallRequest) -> str | None:

@@ -332,3 +332,20 @@ def test_a_spent_tell_budget_tells_the_model_a_tool_does_not_exist(path: Path) -
     told = ErrorBudget.UNKNOWN_TOOL_MESSAGE.format(tool="lookkup", count=3)
     assert texts[2:] == [told, told]
     assert "There is no tool `lookkup`" in told
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_fifty_parallel_calls_with_invalid_arguments_in_one_step_all_count(path: Path) -> None:
+    # Calls within one step all see the count from before the step, so all 50 pass; the
+    # next one finds all 50 counted.
+    fifty = AIMessage(
+        content="", tool_calls=[call("lookup", f"p{i}", record_id="abc") for i in range(50)]
+    )
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=50))
+    agent = agent_of([lookup_tool()], [middleware], [fifty, calling("lookup", record_id="x")])
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, config={"recursion_limit": 30})
+
+    assert (spent.value.count, spent.value.kind) == (51, "invalid_arguments")
+    FIGURES.append(f"failures ({path}): 50 parallel invalid-argument calls in one step all counted")

@@ -9,13 +9,13 @@ sees; a model that keeps making the same mistake used to loop to the recursion l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
 from langchain_core.messages import AIMessage, InvalidToolCall, ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from langgraph.errors import GraphRecursionError
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
@@ -349,3 +349,63 @@ def test_fifty_parallel_calls_with_invalid_arguments_in_one_step_all_count(path:
 
     assert (spent.value.count, spent.value.kind) == (51, "invalid_arguments")
     FIGURES.append(f"failures ({path}): 50 parallel invalid-argument calls in one step all counted")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_rewritten_failure_still_counts(path: Path) -> None:
+    seen = Seen()
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(InvalidArguments, seen.handler, aon_error=seen.ahandler)],
+        budget=ErrorBudget(per_tool=1),
+    )
+    _, _, looping = LOOPS["invalid_arguments"]
+    agent = agent_of([lookup_tool()], [middleware], [Repeat(looping)])
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, config={"recursion_limit": 30})
+
+    assert (spent.value.count, len(seen.failures)) == (2, 2)
+
+
+def own_error_tool() -> BaseTool:
+    """A tool that answers with an error message of its own instead of raising."""
+
+    def ledger(record_id: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
+        """Read a ledger entry."""
+        return ToolMessage("the ledger is closed", tool_call_id=tool_call_id, status="error")
+
+    return StructuredTool.from_function(ledger)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_error_message_a_tool_returns_itself_is_classed_with_inner_middleware(
+    path: Path,
+) -> None:
+    seen = Seen()
+    agent = agent_of(
+        [own_error_tool()],
+        [routed(seen, path, ReportedFailure)],
+        [calling("ledger", record_id=3), DONE],
+    )
+
+    result = run(agent, path)
+
+    assert tool_messages(result)["c"].text == "rewritten"
+    assert [(failure.kind, failure.text) for failure in seen.failures] == [
+        ("inner_middleware", "the ledger is closed")
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_successful_message_is_never_classed(path: Path) -> None:
+    seen = Seen()
+    agent = agent_of(
+        [lookup_tool()],
+        [routed(seen, path, ReportedFailure)],
+        [calling("lookup", record_id=3), DONE],
+    )
+
+    result = run(agent, path)
+
+    assert tool_messages(result)["c"].text == "record 3: ok"
+    assert seen.failures == []

@@ -12,7 +12,7 @@ def test_the_overhead_benchmark_runs_and_reports_every_target() -> None:
 
     assert done.returncode == 0, done.stderr
     verdicts = [line for line in done.stdout.splitlines() if line.startswith(("met", "MISSED"))]
-    assert len(verdicts) == 14
+    assert len(verdicts) == 16
     figures = ("success path", "handled-error path", "20 routes", "a budget", "agent turn")
     for figure in figures:
         assert figure in done.stdout

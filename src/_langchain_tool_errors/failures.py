@@ -11,8 +11,9 @@ so that a `Route` selects it as it selects an exception type, and a kind, so tha
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import ClassVar, Literal, TypeAlias
+from typing import ClassVar, Literal, NamedTuple, TypeAlias
+
+from typing_extensions import override
 
 FailureKind: TypeAlias = Literal[
     "exception",
@@ -59,7 +60,6 @@ KIND_PHRASES: dict[FailureKind, str] = {
 """Each kind as messages name it."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class ReportedFailure:
     """A failed tool call the model reads as an error message, never raised to this middleware.
 
@@ -83,14 +83,34 @@ class ReportedFailure:
         ```
     """
 
+    __slots__ = ("args", "text", "tool")
+
     kind: ClassVar[FailureKind]
     tool: str
     args: Mapping[str, object]
     text: str
 
+    def __init__(self, *, tool: str, args: Mapping[str, object], text: str) -> None:
+        """Describe the failure (the middleware makes these; tests may too)."""
+        self.tool = tool
+        self.args = args
+        self.text = text
 
-@dataclass(frozen=True, slots=True)
-class FieldError:
+    def _fields(self) -> tuple[tuple[str, object], ...]:
+        names = [
+            name
+            for cls in reversed(type(self).__mro__)
+            for name in cls.__dict__.get("__slots__", ())
+        ]
+        return tuple((name, getattr(self, name)) for name in names)
+
+    @override
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in self._fields())
+        return f"{type(self).__name__}({fields})"
+
+
+class FieldError(NamedTuple):
     """One argument that does not fit the tool's schema, and what the schema expects there.
 
     Attributes:
@@ -109,7 +129,6 @@ class FieldError:
     expected: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class InvalidArguments(ReportedFailure):
     """The arguments do not fit the tool's schema, so the tool never ran.
 
@@ -129,11 +148,19 @@ class InvalidArguments(ReportedFailure):
         ```
     """
 
+    __slots__ = ("errors",)
+
     kind: ClassVar[FailureKind] = "invalid_arguments"
     errors: tuple[FieldError, ...]
 
+    def __init__(
+        self, *, tool: str, args: Mapping[str, object], text: str, errors: tuple[FieldError, ...]
+    ) -> None:
+        """Describe the failure, with each argument that does not fit."""
+        super().__init__(tool=tool, args=args, text=text)
+        self.errors = errors
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+
 class UnknownTool(ReportedFailure):
     """The model called a tool the agent does not have.
 
@@ -152,11 +179,19 @@ class UnknownTool(ReportedFailure):
         ```
     """
 
+    __slots__ = ("known_tools",)
+
     kind: ClassVar[FailureKind] = "unknown_tool"
     known_tools: tuple[str, ...]
 
+    def __init__(
+        self, *, tool: str, args: Mapping[str, object], text: str, known_tools: tuple[str, ...]
+    ) -> None:
+        """Describe the failure, with the agent's tools."""
+        super().__init__(tool=tool, args=args, text=text)
+        self.known_tools = known_tools
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+
 class ToolReportedError(ReportedFailure):
     """The tool answered its own failure with an error message.
 
@@ -172,10 +207,11 @@ class ToolReportedError(ReportedFailure):
         ```
     """
 
+    __slots__ = ()
+
     kind: ClassVar[FailureKind] = "tool_reported"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class InnerMiddlewareError(ReportedFailure):
     """A middleware inside this one answered a failure with an error message.
 
@@ -192,10 +228,11 @@ class InnerMiddlewareError(ReportedFailure):
         ```
     """
 
+    __slots__ = ()
+
     kind: ClassVar[FailureKind] = "inner_middleware"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class MalformedToolCall(ReportedFailure):
     """The model's call could not be parsed (`AIMessage.invalid_tool_calls`), so no tool ran.
 
@@ -215,9 +252,25 @@ class MalformedToolCall(ReportedFailure):
         ```
     """
 
+    __slots__ = ("error", "raw_arguments")
+
     kind: ClassVar[FailureKind] = "malformed_call"
     raw_arguments: str | None
     error: str | None
+
+    def __init__(
+        self,
+        *,
+        tool: str,
+        args: Mapping[str, object],
+        text: str,
+        raw_arguments: str | None,
+        error: str | None,
+    ) -> None:
+        """Describe the failure, with what the model wrote and what the parser said."""
+        super().__init__(tool=tool, args=args, text=text)
+        self.raw_arguments = raw_arguments
+        self.error = error
 
 
 def kind_of(failure: Exception | ReportedFailure) -> FailureKind:

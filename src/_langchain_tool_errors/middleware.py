@@ -330,7 +330,6 @@ class ToolErrorMiddleware(
             )
             chosen = _ReplyingToolErrorMiddleware if replies else _WatchingToolErrorMiddleware
             object.__setattr__(self, "__class__", chosen)
-            self.state_schema = BudgetState
         AgentMiddleware.__init__(self)
         self._name = checked_name
         self._budget = checked_budget
@@ -564,6 +563,9 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     budget is set or a route takes a kind of failure that is not an exception. Its hooks
     read as the stages every failure goes through: classify, route, handle, count.
     """
+
+    state_schema = BudgetState
+    """The agent state these hooks read and write: the run's counts, checkpointed."""
 
     @override
     def wrap_tool_call(

@@ -34,15 +34,17 @@ _UNKNOWN = "\x00unknown"
 """The end of the state key that marks a closed name as a tool the agent does not have."""
 
 
-def _plans(
-    name: str, budget: ErrorBudget | None, routes: tuple[Route[Any], ...]
-) -> tuple[_Plan, ...]:
-    """For each route, the budgets that count its failures, with their state-key prefixes.
+def _shared(name: str, budget: ErrorBudget | None) -> _Plan:
+    """The middleware's own budget, which counts every failure it sees.
 
     The keys of one middleware start with its name, which is unique in an agent, so two
     budgeted middleware never share a count.
     """
-    shared: _Plan = () if budget is None else ((budget, f"{name}\x00", None),)
+    return () if budget is None else ((budget, f"{name}\x00", None),)
+
+
+def _plans(name: str, shared: _Plan, routes: tuple[Route[Any], ...]) -> tuple[_Plan, ...]:
+    """For each route, the budgets that count its failures: its own, then `shared`."""
     return tuple(
         (
             ((route.budget, f"{name}\x00routes[{index}]\x00", index),)
@@ -73,9 +75,9 @@ class Accounts:
     def __init__(
         self, name: str, budget: ErrorBudget | None, routes: tuple[Route[Any], ...]
     ) -> None:
-        self._plans = _plans(name, budget, routes)
         # A failure no route takes (one that is not an exception) spends the middleware's.
-        self._unrouted: _Plan = () if budget is None else ((budget, f"{name}\x00", None),)
+        self._unrouted = _shared(name, budget)
+        self._plans = _plans(name, self._unrouted, routes)
         self._telling = tuple(
             dict.fromkeys(
                 (budget, prefix)

@@ -39,15 +39,6 @@ Example:
     ```
 """
 
-FAILURE_KINDS: tuple[FailureKind, ...] = (
-    "exception",
-    "invalid_arguments",
-    "unknown_tool",
-    "tool_reported",
-    "inner_middleware",
-    "malformed_call",
-)
-"""Every kind, in the order the docs list them."""
 
 KIND_PHRASES: dict[FailureKind, str] = {
     "exception": "an exception",
@@ -58,6 +49,9 @@ KIND_PHRASES: dict[FailureKind, str] = {
     "malformed_call": "a call whose arguments could not be parsed",
 }
 """Each kind as messages name it."""
+
+FAILURE_KINDS: tuple[FailureKind, ...] = tuple(KIND_PHRASES)
+"""Every kind, in the order the docs list them."""
 
 
 class ReportedFailure:

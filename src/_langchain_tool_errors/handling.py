@@ -43,33 +43,43 @@ def error_message(
     )
 
 
+def _ask(
+    route: RouteHandlers, failure: Exception | ReportedFailure, request: ToolCallRequest
+) -> object:
+    """The route's sync handler's content for a failure (`None` to decline)."""
+    # Every route of a sync-capable middleware has an `on_error`; an async-only route
+    # gives nothing on the sync path.
+    on_error = route[0]
+    return None if on_error is None else on_error(failure, request)
+
+
+async def _aask(
+    route: RouteHandlers, failure: Exception | ReportedFailure, request: ToolCallRequest
+) -> tuple[str, object]:
+    """The handler that answers on the async path (`aon_error`, else `on_error`), and its content.
+
+    A refusal of what `aon_error` returned is chained to the failure when it is an exception.
+    """
+    on_error, aon_error, _ = route
+    if aon_error is not None:
+        cause = failure if isinstance(failure, Exception) else None
+        return "aon_error", await require_awaitable(aon_error(failure, request), cause)
+    # Every route has a handler: with no `aon_error` there is an `on_error`.
+    return "on_error", None if on_error is None else on_error(failure, request)
+
+
 def handle(route: RouteHandlers, exc: Exception, request: ToolCallRequest) -> ToolMessage | None:
     """The error message for a failure on the sync path, or `None` to re-raise it."""
-    # Every route of a sync-capable middleware has an `on_error`.
-    on_error = route[0]
-    if on_error is None:
-        return None
-    content = on_error(exc, request)
-    if content is None:
-        return None
-    return error_message("on_error", content, exc, request)
+    content = _ask(route, exc, request)
+    return None if content is None else error_message("on_error", content, exc, request)
 
 
 async def ahandle(
     route: RouteHandlers, exc: Exception, request: ToolCallRequest
 ) -> ToolMessage | None:
     """The error message for a failure on the async path, or `None` to re-raise it."""
-    on_error, aon_error, _ = route
-    if aon_error is not None:
-        argument = "aon_error"
-        content = await require_awaitable(aon_error(exc, request), exc)
-    else:
-        # Every route has a handler: with no `aon_error` there is an `on_error`.
-        argument = "on_error"
-        content = on_error(exc, request) if on_error else None
-    if content is None:
-        return None
-    return error_message(argument, content, exc, request)
+    argument, content = await _aask(route, exc, request)
+    return None if content is None else error_message(argument, content, exc, request)
 
 
 def _replaced(message: ToolMessage, argument: str, content: object) -> ToolMessage:
@@ -81,9 +91,7 @@ def replace(
     route: RouteHandlers, failure: ReportedFailure, message: ToolMessage, request: ToolCallRequest
 ) -> ToolMessage:
     """The message the model reads for a failure that is not an exception (sync path)."""
-    # Every route of a sync-capable middleware has an `on_error`.
-    on_error = route[0]
-    content = on_error(failure, request) if on_error else None
+    content = _ask(route, failure, request)
     return message if content is None else _replaced(message, "on_error", content)
 
 
@@ -91,25 +99,15 @@ async def areplace(
     route: RouteHandlers, failure: ReportedFailure, message: ToolMessage, request: ToolCallRequest
 ) -> ToolMessage:
     """The message the model reads for a failure that is not an exception (async path)."""
-    on_error, aon_error, _ = route
-    if aon_error is not None:
-        argument = "aon_error"
-        content = await require_awaitable(aon_error(failure, request), None)
-    else:
-        argument = "on_error"
-        content = on_error(failure, request) if on_error else None
+    argument, content = await _aask(route, failure, request)
     return message if content is None else _replaced(message, argument, content)
 
 
 def reply_to(
     route: RouteHandlers, failure: ReportedFailure, request: ToolCallRequest
 ) -> ToolMessage | None:
-    """A route's answer to a failure no message answers yet (a malformed call), or `None`.
-
-    On the sync path; an async-only route gives none there.
-    """
-    on_error = route[0]
-    content = on_error(failure, request) if on_error else None
+    """A route's answer to a failure no message answers yet (a malformed call), or `None`."""
+    content = _ask(route, failure, request)
     return None if content is None else error_message("on_error", content, None, request)
 
 
@@ -117,11 +115,5 @@ async def areply_to(
     route: RouteHandlers, failure: ReportedFailure, request: ToolCallRequest
 ) -> ToolMessage | None:
     """A route's answer to a failure no message answers yet, on the async path."""
-    on_error, aon_error, _ = route
-    if aon_error is not None:
-        argument = "aon_error"
-        content = await require_awaitable(aon_error(failure, request), None)
-    else:
-        argument = "on_error"
-        content = on_error(failure, request) if on_error else None
+    argument, content = await _aask(route, failure, request)
     return None if content is None else error_message(argument, content, None, request)

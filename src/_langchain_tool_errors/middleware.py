@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, Never, cast, overload
+from typing import Any, Generic, Never, TypeAlias, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import ToolMessage
@@ -652,6 +652,11 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         return {COUNTS_KEY: RESET_UPDATE}
 
 
+_Settled: TypeAlias = tuple[MalformedToolCall, ToolCallRequest, ToolMessage | None, int | None]
+"""A malformed call after its route: the failure, the request standing for it, the route's
+answer (`None` if it gave none) and the route's position (`None` if no route took it)."""
+
+
 class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
     """A watching middleware that also answers after each model reply.
 
@@ -663,8 +668,7 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
     @override
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Answer the model's malformed calls, and its calls to tools a budget has closed."""
-        settled: list[tuple[MalformedToolCall, ToolCallRequest, ToolMessage | None, int | None]]
-        settled = []
+        settled: list[_Settled] = []
         for failure, request in malformed_calls(state, runtime):
             route = self._table.route(failure, request)
             reply = None if route is None else reply_to(route, failure, request)
@@ -674,8 +678,7 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
     @override
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """The same answers on the async path."""
-        settled: list[tuple[MalformedToolCall, ToolCallRequest, ToolMessage | None, int | None]]
-        settled = []
+        settled: list[_Settled] = []
         for failure, request in malformed_calls(state, runtime):
             route = self._table.route(failure, request)
             reply = None if route is None else await areply_to(route, failure, request)
@@ -685,7 +688,7 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
     def _settle(
         self,
         state: Any,
-        settled: list[tuple[MalformedToolCall, ToolCallRequest, ToolMessage | None, int | None]],
+        settled: list[_Settled],
     ) -> dict[str, Any] | None:
         """Count the malformed calls, then answer them and the calls to closed tools.
 

@@ -22,7 +22,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 
@@ -47,6 +47,7 @@ from langchain_tool_errors import ErrorBudget, InvalidArguments, Route, ToolErro
 from langchain_tool_errors.handlers import report_invalid_fields
 
 Result = ToolMessage | Command[Any]
+_R = TypeVar("_R")
 
 
 def _explain(exc: Exception, request: ToolCallRequest) -> str:
@@ -132,11 +133,19 @@ def _aloop(
     return run
 
 
-async def _bare_async_wrapper(
-    request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Result]]
-) -> Result:
+class _BareAsyncHook:
     """The least an async wrap hook can cost: one coroutine around the call."""
-    return await handler(request)
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Result]]
+    ) -> Result:
+        """Await the call, nothing else."""
+        return await handler(request)
+
+
+def _hook(hook: Callable[[ToolCallRequest, Any], _R], handler: Any) -> Callable[[], _R]:
+    """A hook bound once, as `create_agent` binds it when it builds the agent, then called."""
+    return lambda: hook(REQUEST, handler)
 
 
 def _try(call: Callable[[], object]) -> Callable[[], object]:
@@ -189,22 +198,22 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
         sync = _best_per_call(
             {
                 "direct": _loop(lambda: _succeed(REQUEST)),
-                "ours": _loop(lambda: ours.wrap_tool_call(REQUEST, _succeed)),
-                "theirs": _loop(lambda: theirs.wrap_tool_call(REQUEST, _succeed)),
-                "ours 1001": _loop(lambda: ours_filtered.wrap_tool_call(REQUEST, _succeed)),
-                "ours 1": _loop(lambda: ours_one.wrap_tool_call(REQUEST, _succeed)),
-                "theirs 1001": _loop(lambda: theirs_filtered.wrap_tool_call(REQUEST, _succeed)),
+                "ours": _loop(_hook(ours.wrap_tool_call, _succeed)),
+                "theirs": _loop(_hook(theirs.wrap_tool_call, _succeed)),
+                "ours 1001": _loop(_hook(ours_filtered.wrap_tool_call, _succeed)),
+                "ours 1": _loop(_hook(ours_one.wrap_tool_call, _succeed)),
+                "theirs 1001": _loop(_hook(theirs_filtered.wrap_tool_call, _succeed)),
                 "direct error": _loop(_try(lambda: _fail(REQUEST))),
-                "ours error": _loop(lambda: ours.wrap_tool_call(REQUEST, _fail)),
-                "theirs error": _loop(lambda: theirs.wrap_tool_call(REQUEST, _fail)),
-                "ours 20 routes": _loop(lambda: ours_routes.wrap_tool_call(REQUEST, _succeed)),
-                "ours 20 routes error": _loop(lambda: ours_routes.wrap_tool_call(REQUEST, _fail)),
-                "ours budget": _loop(lambda: ours_budget.wrap_tool_call(REQUEST, _succeed)),
-                "ours budget tell": _loop(lambda: ours_tells.wrap_tool_call(REQUEST, _succeed)),
-                "ours budget error": _loop(lambda: ours_budget.wrap_tool_call(REQUEST, _fail)),
-                "ours kinds": _loop(lambda: ours_kinds.wrap_tool_call(REQUEST, _succeed)),
-                "ours budget reported": _loop(lambda: ours_budget.wrap_tool_call(REQUEST, _report)),
-                "theirs reported": _loop(lambda: theirs.wrap_tool_call(REQUEST, _report)),
+                "ours error": _loop(_hook(ours.wrap_tool_call, _fail)),
+                "theirs error": _loop(_hook(theirs.wrap_tool_call, _fail)),
+                "ours 20 routes": _loop(_hook(ours_routes.wrap_tool_call, _succeed)),
+                "ours 20 routes error": _loop(_hook(ours_routes.wrap_tool_call, _fail)),
+                "ours budget": _loop(_hook(ours_budget.wrap_tool_call, _succeed)),
+                "ours budget tell": _loop(_hook(ours_tells.wrap_tool_call, _succeed)),
+                "ours budget error": _loop(_hook(ours_budget.wrap_tool_call, _fail)),
+                "ours kinds": _loop(_hook(ours_kinds.wrap_tool_call, _succeed)),
+                "ours budget reported": _loop(_hook(ours_budget.wrap_tool_call, _report)),
+                "theirs reported": _loop(_hook(theirs.wrap_tool_call, _report)),
             },
             number,
             rounds,
@@ -212,17 +221,13 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
         asyn = _best_per_call(
             {
                 "direct": _aloop(loop, lambda: _asucceed(REQUEST)),
-                "floor": _aloop(loop, lambda: _bare_async_wrapper(REQUEST, _asucceed)),
-                "ours": _aloop(loop, lambda: ours.awrap_tool_call(REQUEST, _asucceed)),
-                "theirs": _aloop(loop, lambda: theirs.awrap_tool_call(REQUEST, _asucceed)),
-                "ours error": _aloop(loop, lambda: ours.awrap_tool_call(REQUEST, _afail)),
-                "ours budget": _aloop(
-                    loop, lambda: ours_budget.awrap_tool_call(REQUEST, _asucceed)
-                ),
-                "theirs error": _aloop(loop, lambda: theirs.awrap_tool_call(REQUEST, _afail)),
-                "ours 20 routes error": _aloop(
-                    loop, lambda: ours_routes.awrap_tool_call(REQUEST, _afail)
-                ),
+                "floor": _aloop(loop, _hook(_BareAsyncHook().awrap_tool_call, _asucceed)),
+                "ours": _aloop(loop, _hook(ours.awrap_tool_call, _asucceed)),
+                "theirs": _aloop(loop, _hook(theirs.awrap_tool_call, _asucceed)),
+                "ours error": _aloop(loop, _hook(ours.awrap_tool_call, _afail)),
+                "ours budget": _aloop(loop, _hook(ours_budget.awrap_tool_call, _asucceed)),
+                "theirs error": _aloop(loop, _hook(theirs.awrap_tool_call, _afail)),
+                "ours 20 routes error": _aloop(loop, _hook(ours_routes.awrap_tool_call, _afail)),
             },
             number,
             rounds,

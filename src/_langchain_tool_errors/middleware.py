@@ -309,6 +309,7 @@ class ToolErrorMiddleware(
         checked_budget = require_budget(budget)
         checked_name = require_name(name)
         budgets = [checked_budget, *(route.budget for route in routes)]
+        chosen: type[ToolErrorMiddleware[Any, Any, Any]] = ToolErrorMiddleware
         if any(budgets) or selects_reported(routes):
             # Why a subclass, chosen here: langchain adds a graph node for `before_agent`
             # or `after_model` only to middleware whose class defines it, so the hooks that
@@ -329,13 +330,18 @@ class ToolErrorMiddleware(
                 for taken in route.exceptions
             )
             chosen = _ReplyingToolErrorMiddleware if replies else _WatchingToolErrorMiddleware
+        sync_capable = all(route.on_error is not None for route in routes)
+        if not sync_capable:
+            # The sync hook of an `AsyncOnly` middleware only refuses; a class of its own
+            # keeps that check off every other middleware's success path.
+            chosen = _REFUSING_SYNC_PATH[chosen]
+        if chosen is not type(self):
             object.__setattr__(self, "__class__", chosen)
         AgentMiddleware.__init__(self)
         self._name = checked_name
         self._budget = checked_budget
         self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
         self._routes = routes
-        self._sync_capable = all(route.on_error is not None for route in routes)
         # What the hooks read after a failure: the `except` clause, the routing table, and
         # the budgets' accounts (`None` without a budget, so nothing is counted).
         self._caught = except_clause(widest(routes))
@@ -488,8 +494,6 @@ class ToolErrorMiddleware(
             assert isinstance(message, ToolMessage) and message.status == "error"
             ```
         """
-        if not self._sync_capable:
-            raise NotImplementedError(_ASYNC_ONLY.format(name=self._name))
         # The routes (and their tool filters) are consulted only once the tool has failed:
         # a successful call passes through untouched, so the success path costs the same
         # with any number of routes and filters of any size.
@@ -574,8 +578,6 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """Run the tool call; hand an exception or an error message through the stages."""
-        if not self._sync_capable:
-            raise NotImplementedError(_ASYNC_ONLY.format(name=self._name))
         try:
             result = handler(request)
         except GraphBubbleUp:
@@ -719,6 +721,48 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
         if increments:
             update[COUNTS_KEY] = increments
         return update or None
+
+
+class _SyncPathRefused(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
+    """An `AsyncOnly` middleware: its sync hook refuses, before the tool runs.
+
+    The static twin is the narrowed `self` of `ToolErrorMiddleware.wrap_tool_call`. A class
+    of its own, rather than a check in the shared hook, keeps the sync success path of every
+    other middleware free of it.
+    """
+
+    @override
+    def wrap_tool_call(
+        self: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Refuse the sync path: this middleware has only an async handler."""
+        raise NotImplementedError(_ASYNC_ONLY.format(name=self.name))
+
+
+class _AsyncOnlyWatching(
+    _SyncPathRefused[_ContentT_co, _ExcT_co, _ModeT_co],
+    _WatchingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
+):
+    """A watching middleware with only an async handler: the sync hook refuses."""
+
+
+class _AsyncOnlyReplying(
+    _SyncPathRefused[_ContentT_co, _ExcT_co, _ModeT_co],
+    _ReplyingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
+):
+    """A replying middleware with only an async handler: the sync hook refuses."""
+
+
+_REFUSING_SYNC_PATH: dict[
+    type[ToolErrorMiddleware[Any, Any, Any]], type[ToolErrorMiddleware[Any, Any, Any]]
+] = {
+    ToolErrorMiddleware: _SyncPathRefused,
+    _WatchingToolErrorMiddleware: _AsyncOnlyWatching,
+    _ReplyingToolErrorMiddleware: _AsyncOnlyReplying,
+}
+"""Each middleware class's `AsyncOnly` counterpart."""
 
 
 def _counted(

@@ -161,6 +161,16 @@ CONSTRUCTION = {
     "name empty": BadConstruction(
         {"on_error": sync_handler, "name": ""}, TypeError, ("`name`", "non-empty")
     ),
+    "error_prefix not a string": BadConstruction(
+        {"on_error": sync_handler, "error_prefix": False},
+        TypeError,
+        ("`error_prefix`", "False (bool)", "error_prefix=None"),
+    ),
+    "error_prefix empty": BadConstruction(
+        {"on_error": sync_handler, "error_prefix": ""},
+        ValueError,
+        ("`error_prefix`", "error_prefix=None"),
+    ),
     "no handler": BadConstruction({}, TypeError, ("on_error", "aon_error")),
     "None as the only handler": BadConstruction(
         {"on_error": None}, ValueError, ("on_error", "aon_error")

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.agents.middleware.types import InputAgentState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
@@ -132,6 +133,14 @@ def build_weather_agent() -> Runnable[InputAgentState, dict[str, Any]]:
 
 
 agent = build_weather_agent()
+failed = ToolMessage("lookup failed", tool_call_id="c1", status="error")
+model_request: ModelRequest[Any] = ModelRequest(
+    model=ScriptedChatModel(script=[AIMessage("ok")]), messages=[failed]
+)
+
+
+async def acall_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
+    return ModelResponse(result=[AIMessage("Trying another id.")])
 """,
     assignments=True,
 )

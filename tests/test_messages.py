@@ -111,6 +111,24 @@ ROUTES_FIX = (
 )
 
 MISTAKES: dict[str, Mistake] = {
+    "an error prefix given as a bool": Mistake(
+        lambda: UntypedMiddleware(report_type_only, error_prefix=False),
+        TypeError,
+        ("`error_prefix`", "False (bool)"),
+        {
+            'error_prefix="Tool error: "': "ToolErrorMiddleware(report_type_only, {fix})",
+            "error_prefix=None": "ToolErrorMiddleware(report_type_only, {fix})",
+        },
+    ),
+    "an empty error prefix": Mistake(
+        lambda: UntypedMiddleware.from_routes([Route(KeyError, _handler)], error_prefix=""),
+        ValueError,
+        ("`error_prefix`",),
+        {
+            'error_prefix="Tool error: "': "ToolErrorMiddleware(report_type_only, {fix})",
+            "error_prefix=None": "ToolErrorMiddleware(report_type_only, {fix})",
+        },
+    ),
     "a budget given as a number": Mistake(
         lambda: UntypedMiddleware(report_type_only, budget=3),
         TypeError,

@@ -268,6 +268,31 @@ def require_name(name: object) -> str:
     return name
 
 
+def require_error_prefix(error_prefix: object) -> str | None:
+    """`error_prefix` is a non-empty `str`, or `None` to send error messages unmarked.
+
+    Returns:
+        The prefix, or `None`.
+    """
+    if error_prefix is None:
+        return None
+    if not isinstance(error_prefix, str):
+        msg = (
+            f"`error_prefix` must be a str or None, but got {_describe(error_prefix)}. Pass "
+            'the text that marks an error message, e.g. error_prefix="Tool error: ", or '
+            "error_prefix=None to send error messages unmarked."
+        )
+        raise TypeError(msg)
+    if not error_prefix:
+        msg = (
+            '`error_prefix` is empty (""), which would mark nothing. To send error '
+            "messages unmarked, pass error_prefix=None; otherwise give the text, e.g. "
+            'error_prefix="Tool error: ".'
+        )
+        raise ValueError(msg)
+    return error_prefix
+
+
 def require_awaitable(result: _T, exc: Exception | None) -> _T:
     """What `aon_error` returned can be awaited.
 

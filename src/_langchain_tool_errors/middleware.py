@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, Never, TypeAlias, cast, overload
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
-from langchain_core.messages import ToolMessage
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
@@ -20,6 +21,7 @@ from _langchain_tool_errors.checks import (
     require_a_handler,
     require_budget,
     require_callable,
+    require_error_prefix,
     require_exception_types,
     require_name,
     require_tool_selection,
@@ -40,6 +42,7 @@ from _langchain_tool_errors.handler_types import (
     ToolSelection,
 )
 from _langchain_tool_errors.handling import ahandle, areplace, areply_to, handle, replace, reply_to
+from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, form_for, marked
 from _langchain_tool_errors.route_table import RouteTable, except_clause, selects_reported, widest
 from _langchain_tool_errors.routes import Route, require_routes
 
@@ -125,6 +128,7 @@ class ToolErrorMiddleware(
         exceptions: type[_ExceptionT] | tuple[type[_ExceptionT], ...],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        error_prefix: str | None = "Error: ",
         name: str | None = None,
     ) -> None: ...
     # A sync handler and an async one, for every `Exception`.
@@ -136,6 +140,7 @@ class ToolErrorMiddleware(
         aon_error: AOnError[_AsyncContentT, Exception],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        error_prefix: str | None = "Error: ",
         name: str | None = None,
     ) -> None: ...
     # A sync handler, on both paths, for the exception types in `exceptions=`.
@@ -147,6 +152,7 @@ class ToolErrorMiddleware(
         exceptions: type[_ExceptionT] | tuple[type[_ExceptionT], ...],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        error_prefix: str | None = "Error: ",
         name: str | None = None,
     ) -> None: ...
     # An async handler only (the sync path is a type error), for the types in `exceptions=`.
@@ -158,6 +164,7 @@ class ToolErrorMiddleware(
         exceptions: type[_ExceptionT] | tuple[type[_ExceptionT], ...],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        error_prefix: str | None = "Error: ",
         name: str | None = None,
     ) -> None: ...
     # An async handler only, for every `Exception` (the sync path is a type error). It also
@@ -173,6 +180,7 @@ class ToolErrorMiddleware(
         exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        error_prefix: str | None = "Error: ",
         name: str | None = None,
     ) -> None: ...
     # A sync handler, on both paths, for every `Exception`.
@@ -183,6 +191,7 @@ class ToolErrorMiddleware(
         *,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        error_prefix: str | None = "Error: ",
         name: str | None = None,
     ) -> None: ...
     def __init__(
@@ -193,6 +202,7 @@ class ToolErrorMiddleware(
         exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        error_prefix: str | None = DEFAULT_ERROR_PREFIX,
         name: str | None = None,
         routes: object = None,
     ) -> None:
@@ -212,6 +222,11 @@ class ToolErrorMiddleware(
             budget: An `ErrorBudget`: at most so many handled failures per tool, or in
                 all, in one run of the agent; what happens then is the budget's choice.
                 `None` (the default) sets no limit.
+            error_prefix: How an error `ToolMessage` is marked, in what is sent to the
+                model only, for a chat model class whose integration drops the error flag:
+                this text goes in front of its content, once. (`ChatAnthropic` and
+                `ChatBedrockConverse` keep the flag; `ChatGoogleGenerativeAI` is sent a
+                text as Gemini's `error` key.) `None` sends every message as written.
             name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
                 Give each instance in one agent its own name.
             routes: Not taken here (a type error too): routes are built with
@@ -222,8 +237,8 @@ class ToolErrorMiddleware(
                 expected; or `exceptions`, `tools`, `budget` or `name` has the wrong type;
                 or `routes=` is given. A missing handler raises an error that is
                 also a `ValueError`.
-            ValueError: `exceptions` or `tools` is empty, or `exceptions` names a
-                LangGraph control-flow signal.
+            ValueError: `exceptions` or `tools` is empty, `exceptions` names a
+                LangGraph control-flow signal, or `error_prefix` is empty.
         """
         reject_routes_keyword(routes)
         require_a_handler(on_error, aon_error)
@@ -236,7 +251,10 @@ class ToolErrorMiddleware(
         # arguments were checked above; `Any` for the overloads' sake.
         given: Any = (checked, on_error, aon_error, tools)
         self._configure(
-            (Route(given[0], given[1], aon_error=given[2], tools=given[3]),), budget, name
+            (Route(given[0], given[1], aon_error=given[2], tools=given[3]),),
+            budget,
+            error_prefix,
+            name,
         )
         # The overloads tie the handlers' content type and `exceptions=` to the class's type
         # parameters; the implementation's signature cannot name them (mypy checks it
@@ -252,6 +270,7 @@ class ToolErrorMiddleware(
         routes: Sequence[Route[_ModeT]],
         *,
         budget: ErrorBudget | None = None,
+        error_prefix: str | None = DEFAULT_ERROR_PREFIX,
         name: str | None = None,
     ) -> ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT]:
         """Build a middleware from ordered routes, each an `except` clause of its own.
@@ -266,6 +285,11 @@ class ToolErrorMiddleware(
             routes: A non-empty list or tuple of `Route`s, in order.
             budget: An `ErrorBudget` counting every failure handed back, whatever its route
                 (a `Route` may have a budget of its own too). `None` sets no limit.
+            error_prefix: How an error `ToolMessage` is marked, in what is sent to the
+                model only, for a chat model class whose integration drops the error flag:
+                this text goes in front of its content, once. (`ChatAnthropic` and
+                `ChatBedrockConverse` keep the flag; `ChatGoogleGenerativeAI` is sent a
+                text as Gemini's `error` key.) `None` sends every message as written.
             name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
 
         Returns:
@@ -295,7 +319,7 @@ class ToolErrorMiddleware(
         middleware = cast(
             "ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT]", cls.__new__(cls)
         )
-        middleware._configure(checked_routes, budget, name)
+        middleware._configure(checked_routes, budget, error_prefix, name)
         middleware._on_error = None
         middleware._aon_error = None
         middleware._tool_names = None
@@ -303,10 +327,15 @@ class ToolErrorMiddleware(
         return middleware
 
     def _configure(
-        self, routes: tuple[Route[Any], ...], budget: ErrorBudget | None, name: str | None
+        self,
+        routes: tuple[Route[Any], ...],
+        budget: ErrorBudget | None,
+        error_prefix: str | None,
+        name: str | None,
     ) -> None:
         """Set up what every middleware has: name, budget, routes and the hooks' tables."""
         checked_budget = require_budget(budget)
+        checked_prefix = require_error_prefix(error_prefix)
         checked_name = require_name(name)
         budgets = [checked_budget, *(route.budget for route in routes)]
         chosen: type[ToolErrorMiddleware[Any, Any, Any]] = ToolErrorMiddleware
@@ -340,6 +369,7 @@ class ToolErrorMiddleware(
         AgentMiddleware.__init__(self)
         self._name = checked_name
         self._budget = checked_budget
+        self._error_prefix = checked_prefix
         self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
         self._routes = routes
         # What the hooks read after a failure: the `except` clause, the routing table, and
@@ -452,9 +482,26 @@ class ToolErrorMiddleware(
         """
         return self._budget
 
+    @property
+    def error_prefix(self) -> str | None:
+        """The text in front of an error message sent to a model that drops the error flag.
+
+        Read-only. `None` when marking is off. See the providers guide for which chat model
+        classes keep the flag and so get no mark.
+
+        Example:
+            ```python
+            assert ToolErrorMiddleware(explain).error_prefix == "Error: "
+            assert ToolErrorMiddleware(explain, error_prefix=None).error_prefix is None
+            ```
+        """
+        return self._error_prefix
+
     @override
     def __repr__(self) -> str:
         budget = "" if self._budget is None else f"budget={self._budget!r}, "
+        if self._error_prefix != DEFAULT_ERROR_PREFIX:
+            budget += f"error_prefix={self._error_prefix!r}, "
         if self._on_error is None and self._aon_error is None:
             routes = list(self._routes)
             return f"ToolErrorMiddleware.from_routes({routes!r}, {budget}name={self._name!r})"
@@ -464,6 +511,71 @@ class ToolErrorMiddleware(
             f"ToolErrorMiddleware(on_error={self._on_error!r}, aon_error={self._aon_error!r}, "
             f"exceptions={exceptions}, tools={tools}, {budget}name={self._name!r})"
         )
+
+    @override
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        """Send the model its error messages marked, where its provider drops the flag.
+
+        Args:
+            request: The model call: the chat model, the messages, the agent state.
+            handler: Calls the model (and any inner middleware).
+
+        Returns:
+            The model's response, untouched.
+
+        Example:
+            `create_agent` calls this before every model call; the messages the agent's
+            state holds stay as they were:
+            ```python
+            middleware = ToolErrorMiddleware(explain)
+            sent: list[ModelRequest[Any]] = []
+
+            def call_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
+                sent.append(request)
+                return ModelResponse(result=[AIMessage("Trying another id.")])
+
+            middleware.wrap_model_call(model_request, call_model)  # holds `failed`
+            assert sent[0].messages[0].content == "Error: lookup failed"
+            assert model_request.messages[0] is failed  # the agent's state is untouched
+            ```
+        """
+        prefix = self._error_prefix
+        if prefix is None:
+            return handler(request)
+        messages = marked(request.messages, form_for(type(request.model)), prefix)
+        return handler(request if messages is None else request.override(messages=messages))
+
+    @override
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        """Send the model its error messages marked, on the async path.
+
+        Args:
+            request: The model call: the chat model, the messages, the agent state.
+            handler: Calls the model (and any inner middleware).
+
+        Returns:
+            The model's response, untouched.
+
+        Example:
+            ```python
+            middleware = ToolErrorMiddleware(explain, error_prefix=None)
+            response = asyncio.run(middleware.awrap_model_call(model_request, acall_model))
+            assert isinstance(response, ModelResponse)
+            ```
+        """
+        prefix = self._error_prefix
+        if prefix is None:
+            return await handler(request)
+        messages = marked(request.messages, form_for(type(request.model)), prefix)
+        return await handler(request if messages is None else request.override(messages=messages))
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
     # error; ty reports any narrowed `self` in an override as incompatible with the base.

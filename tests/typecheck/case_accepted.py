@@ -357,6 +357,20 @@ assert_type(budgeted_routes.routes[0].budget, ErrorBudget | None)
 assert_type(ToolErrorBudgetExceeded("search", 3, 2, "tool", route=0).route, int | None)
 create_agent(model, tools=[search], middleware=[budgeted_routes])
 
+# The error mark, in every shape of constructor: a prefix of the user's, or off.
+unmarked = ToolErrorMiddleware(text, error_prefix=None)
+assert_type(unmarked, ToolErrorMiddleware[str, Exception, SyncCapable])
+assert_type(unmarked.error_prefix, str | None)
+assert_type(
+    ToolErrorMiddleware(aon_error=amaybe_text, error_prefix="Tool error: "),
+    ToolErrorMiddleware[str, Exception, AsyncOnly],
+)
+assert_type(
+    ToolErrorMiddleware.from_routes([Route(KeyError, key_only)], error_prefix=None),
+    ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+)
+create_agent(model, tools=[search], middleware=[unmarked])
+
 
 # Failures that are not exceptions: a route selects them by class, its handler typed for
 # exactly what it selects; budgets name the kinds they count.

@@ -155,3 +155,7 @@ Route(InvalidArguments, on_error)  # type: ignore[arg-type]  # pyright: ignore[r
 Route(str, on_error)  # type: ignore[type-var, arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 ErrorBudget(per_tool=3, kinds="exception")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
 ErrorBudget(per_tool=3, kinds=["invalid_args"])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+
+# The error mark: a str, or None to turn it off; never another type.
+ToolErrorMiddleware(on_error, error_prefix=True)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware.from_routes([Route(KeyError, on_error)], error_prefix=0)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]

@@ -1,0 +1,274 @@
+"""Error messages reach a model whose integration drops the error flag marked, in what is sent only.
+
+The scripted model stands for an integration the package does not know, which gets the
+marked form; the real provider classes are driven in tests/test_providers_*.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from pydantic import SecretStr
+
+from _langchain_tool_errors.marking import form_for, marked
+from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
+from langchain_tool_errors.testing import ScriptedChatModel
+from tests._agents import PATHS, Path, build_agent, call, echo_tool, failing_tool, run
+
+
+def _explain(exc: Exception, request: ToolCallRequest) -> str:
+    return f"{request.tool_call['name']} failed with {type(exc).__name__}"
+
+
+def _lookup(record_id: int) -> str:
+    raise KeyError(record_id)
+
+
+LOOKUP = StructuredTool.from_function(_lookup, name="lookup", description="A record by id.")
+
+
+class _Sent:
+    """The model's final step: records the tool messages it was sent, then answers."""
+
+    def __init__(self) -> None:
+        self.messages: list[ToolMessage] = []
+
+    def __call__(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        self.messages = [m for m in messages if isinstance(m, ToolMessage)]
+        return AIMessage("done")
+
+    def contents(self) -> dict[str | None, object]:
+        return {m.tool_call_id: m.content for m in self.messages}
+
+
+def _run(
+    path: Path,
+    tools: Sequence[BaseTool],
+    middleware: Sequence[ToolErrorMiddleware],
+    *calls: tuple[str, str, dict[str, object]],
+) -> tuple[_Sent, dict[str, ToolMessage]]:
+    sent = _Sent()
+    agent = build_agent(
+        tools, middleware, [call(name, id_, **args) for name, id_, args in calls], answer=sent
+    )
+    result = run(agent, path)
+    kept = {m.tool_call_id: m for m in result["messages"] if isinstance(m, ToolMessage)}
+    return sent, kept
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_model_is_sent_the_handlers_text_marked_and_the_state_keeps_it_as_written(
+    path: Path,
+) -> None:
+    sent, kept = _run(
+        path, [LOOKUP], [ToolErrorMiddleware(_explain)], ("lookup", "c1", {"record_id": 7})
+    )
+
+    assert sent.contents() == {"c1": "Error: lookup failed with KeyError"}
+    assert kept["c1"].content == "lookup failed with KeyError"
+    assert kept["c1"].status == "error"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_errors_the_middleware_did_not_write_are_marked_too_and_results_never(
+    path: Path,
+) -> None:
+    sent, kept = _run(
+        path,
+        [LOOKUP, echo_tool()],
+        [ToolErrorMiddleware(_explain)],
+        ("lookup", "invalid", {"record_id": "abc"}),
+        ("lookkup", "unknown", {}),
+        ("echo", "fine", {"query": "Error: not a failure"}),
+    )
+
+    contents = sent.contents()
+    for call_id in ("invalid", "unknown"):
+        original = kept[call_id].text
+        assert kept[call_id].status == "error"
+        # ToolNode's own unknown-tool text already starts with the mark: sent as it is.
+        expected = original if original.startswith("Error: ") else "Error: " + original
+        assert contents[call_id] == expected
+    assert not str(contents["unknown"]).startswith("Error: Error: ")
+    assert contents["fine"] == kept["fine"].content
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_two_middleware_in_one_agent_mark_a_message_once(path: Path) -> None:
+    middleware = [
+        ToolErrorMiddleware(_explain, name="outer"),
+        ToolErrorMiddleware(_explain, name="inner"),
+    ]
+    sent, _ = _run(path, [LOOKUP], middleware, ("lookup", "c1", {"record_id": 7}))
+
+    assert sent.contents() == {"c1": "Error: lookup failed with KeyError"}
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(
+    ("prefix", "expected"),
+    [
+        (None, "lookup failed with KeyError"),
+        ("Tool error: ", "Tool error: lookup failed with KeyError"),
+    ],
+)
+def test_error_prefix_turns_marking_off_or_chooses_the_mark(
+    path: Path, prefix: str | None, expected: str
+) -> None:
+    middleware = ToolErrorMiddleware(_explain, error_prefix=prefix)
+    sent, kept = _run(path, [LOOKUP], [middleware], ("lookup", "c1", {"record_id": 7}))
+
+    assert sent.contents() == {"c1": expected}
+    assert kept["c1"].content == "lookup failed with KeyError"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_budgeted_middleware_with_routes_marks_the_same_way(path: Path) -> None:
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(KeyError, _explain)], budget=ErrorBudget(per_tool=5), error_prefix="E: "
+    )
+    sent, _ = _run(
+        path, [failing_tool("lookup", KeyError("x"))], [middleware], ("lookup", "c1", {})
+    )
+
+    assert sent.contents() == {"c1": "E: lookup failed with KeyError"}
+
+
+TEXT = {"type": "text", "text": "it failed"}
+IMAGE = {"type": "image", "url": "https://example.com/a.png"}
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("it failed", "Error: it failed"),
+        ("Error: it failed", None),
+        ("", "Error: "),
+        ([TEXT, IMAGE], [{"type": "text", "text": "Error: it failed"}, IMAGE]),
+        (["it failed", IMAGE], ["Error: it failed", IMAGE]),
+        ([IMAGE], [{"type": "text", "text": "Error: "}, IMAGE]),
+        ([], [{"type": "text", "text": "Error: "}]),
+        ([{"type": "text", "text": "Error: it failed"}, IMAGE], None),
+        (
+            [{"type": "text", "text": 3}],
+            [{"type": "text", "text": "Error: "}, {"type": "text", "text": 3}],
+        ),
+    ],
+)
+def test_the_mark_goes_before_the_first_text_once(
+    content: str | list[str | dict[str, Any]], expected: object
+) -> None:
+    message = ToolMessage(content=content, tool_call_id="c1", status="error")
+    original = message.model_copy(deep=True)
+
+    result = marked([message], "prefix", "Error: ")
+
+    if expected is None:
+        assert result is None
+    else:
+        assert result is not None
+        assert result[0].content == expected
+        assert result[0] is not message
+        assert isinstance(result[0], ToolMessage)
+        assert result[0].tool_call_id == "c1"
+        assert result[0].status == "error"
+    assert message == original  # never changed in place
+
+
+def test_only_error_tool_messages_are_copied_and_the_rest_kept_by_identity() -> None:
+    ok = ToolMessage("Error-free", tool_call_id="a")
+    failed = ToolMessage("boom", tool_call_id="b", status="error")
+    question = AIMessage("hi")
+    messages: list[AnyMessage] = [question, ok, failed]
+
+    result = marked(messages, "prefix", "Error: ")
+
+    assert result is not None
+    assert result[0] is question
+    assert result[1] is ok
+    assert result[2].content == "Error: boom"
+    assert marked([question, ok], "prefix", "Error: ") is None
+
+
+def test_each_provider_class_has_its_form_known_by_name_with_its_subclasses() -> None:
+    pytest.importorskip("langchain_anthropic")
+    pytest.importorskip("langchain_aws")
+    pytest.importorskip("langchain_google_genai")
+    from langchain_anthropic import ChatAnthropic
+    from langchain_aws import ChatBedrock, ChatBedrockConverse
+    from langchain_google_genai import ChatGoogleGenerativeAI
+
+    class Tuned(ChatAnthropic):
+        pass
+
+    assert form_for(ChatAnthropic) == "flag"
+    assert form_for(Tuned) == "flag"
+    assert form_for(ChatBedrockConverse) == "flag"
+    assert form_for(ChatGoogleGenerativeAI) == "error_key"
+    assert form_for(ChatBedrock) == "prefix"
+    assert form_for(ScriptedChatModel) == "prefix"
+    assert form_for(BaseChatModel) == "prefix"
+
+
+def test_a_flagged_form_changes_nothing() -> None:
+    failed = ToolMessage("boom", tool_call_id="b", status="error")
+
+    assert marked([failed], "flag", "Error: ") is None
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("it failed", '{"error": "it failed"}'),
+        ('{"error": "x"}', '{"error": "{\\"error\\": \\"x\\"}"}'),
+        ([TEXT], [{"type": "text", "text": "Error: it failed"}]),
+    ],
+)
+def test_gemini_is_sent_a_text_as_its_error_key_and_blocks_with_the_prefix(
+    content: str | list[str | dict[str, Any]], expected: object
+) -> None:
+    failed = ToolMessage(content=content, tool_call_id="b", status="error")
+    fine = ToolMessage("it failed", tool_call_id="a")
+
+    result = marked([fine, failed], "error_key", "Error: ")
+
+    assert result is not None
+    assert result[0] is fine
+    assert result[1].content == expected
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_model_that_keeps_the_flag_is_sent_the_handlers_text_untouched(path: Path) -> None:
+    pytest.importorskip("langchain_anthropic")
+    from langchain_anthropic import ChatAnthropic
+
+    model = ChatAnthropic(
+        model_name="claude-test", api_key=SecretStr("sk-test"), timeout=1, stop=None
+    )
+    failed = ToolMessage("lookup failed", tool_call_id="c1", status="error")
+    request: ModelRequest[Any] = ModelRequest(model=model, messages=[failed])
+    sent: list[ModelRequest[Any]] = []
+    reply = ModelResponse[Any](result=[AIMessage("ok")])
+
+    def call_model(given: ModelRequest[Any]) -> ModelResponse[Any]:
+        sent.append(given)
+        return reply
+
+    async def acall_model(given: ModelRequest[Any]) -> ModelResponse[Any]:
+        return call_model(given)
+
+    middleware = ToolErrorMiddleware(_explain)
+    if path == "sync":
+        middleware.wrap_model_call(request, call_model)
+    else:
+        asyncio.run(middleware.awrap_model_call(request, acall_model))
+
+    assert sent[0] is request

@@ -29,9 +29,10 @@ from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariab
 # The exact wrapping create_agent gives each wrap_tool_call hook (private, so a benchmark
 # of "the hook as the agent calls it" follows langchain if it changes).
 from langchain.agents.factory import _wrap_trace_kwargs  # pyright: ignore[reportPrivateUsage]
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware import ToolErrorMiddleware as LangchainToolErrorMiddleware
-from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.types import Command
@@ -469,6 +470,109 @@ def traced_hook_figures(number: int, rounds: int) -> dict[str, float]:
     return {name: seconds * 1e6 for name, seconds in best.items()}
 
 
+def _conversation(errors: int) -> list[AnyMessage]:
+    """A question, then 19 messages: tool calls and their results, `errors` of them errors."""
+    messages: list[AnyMessage] = [HumanMessage("go")]
+    for i in range(9):
+        call = ToolCall(name="search", args={"query": f"q{i}"}, id=f"m{i}", type="tool_call")
+        messages.append(AIMessage(content="", tool_calls=[call]))
+        status = "error" if i < errors else "success"
+        messages.append(ToolMessage(f"result {i}", tool_call_id=f"m{i}", status=status))
+    messages.append(AIMessage("thinking"))
+    return messages
+
+
+_MODEL_REPLY = ModelResponse[Any](result=[AIMessage("done")])
+
+
+def _call_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
+    return _MODEL_REPLY
+
+
+class PassThroughModel(PassThrough):
+    """Do-nothing tool and model hooks: what create_agent charges for both."""
+
+    @override
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        """Call the model, nothing else."""
+        return handler(request)
+
+    @override
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        """Call the model, nothing else."""
+        return await handler(request)
+
+
+def model_hook_figures(number: int, rounds: int) -> dict[str, float]:
+    """Microseconds per model call through the marking hook, direct and as create_agent calls it.
+
+    A 20-message conversation, sent to a chat model class that drops the error flag (the
+    scripted one), so the hook reads every message: with no error among them, and with 5.
+    """
+    model = ScriptedChatModel(script=[AIMessage("done")])
+    clean: ModelRequest[Any] = ModelRequest(model=model, messages=_conversation(0))
+    errors: ModelRequest[Any] = ModelRequest(model=model, messages=_conversation(5))
+    ours = ToolErrorMiddleware(_explain)
+    nothing = PassThroughModel()
+
+    def traced(m: AgentMiddleware[Any, Any, Any]) -> Callable[..., Any]:
+        wrapper: Callable[..., Any] = traceable(
+            name=f"{m.name}.wrap_model_call", **_wrap_trace_kwargs(m)
+        )(m.wrap_model_call)
+        return wrapper
+
+    traced_ours, traced_nothing = traced(ours), traced(nothing)
+    variants = {
+        "bare": _loop(lambda: _call_model(clean)),
+        "ours clean": _loop(lambda: ours.wrap_model_call(clean, _call_model)),
+        "ours errors": _loop(lambda: ours.wrap_model_call(errors, _call_model)),
+        "traced nothing": _loop(lambda: traced_nothing(clean, _call_model)),
+        "traced ours": _loop(lambda: traced_ours(clean, _call_model)),
+    }
+    best = _best_per_call(variants, number, rounds)
+    return {name: seconds * 1e6 for name, seconds in best.items()}
+
+
+def quiet_run_figures(rounds: int) -> dict[str, float]:
+    """CPU milliseconds of a sync run in which no tool fails: 10 calls, then the answer."""
+    calls = [
+        ToolCall(name="lookup", args={"key": f"k{i}"}, id=f"c{i}", type="tool_call")
+        for i in range(10)
+    ]
+
+    def agent(middleware: Sequence[AgentMiddleware[Any, Any, Any]]) -> Any:
+        script = [AIMessage(content="", tool_calls=calls), AIMessage("done")]
+        model = ScriptedChatModel(script=script)
+        return create_agent(
+            model, tools=_turn_tools(asynchronous=False), middleware=list(middleware)
+        )
+
+    agents = {
+        "none": agent([]),
+        "ours": agent([ToolErrorMiddleware(_explain)]),
+        "do-nothing A": agent([PassThroughModel()]),
+        "do-nothing B": agent([PassThroughModel()]),
+    }
+    question = {"messages": [HumanMessage("go")]}
+    for compiled in agents.values():
+        compiled.invoke(question)  # warm up
+    best = dict.fromkeys(agents, float("inf"))
+    for _ in range(rounds):
+        for name, compiled in agents.items():
+            start = time.process_time()
+            compiled.invoke(question)
+            best[name] = min(best[name], time.process_time() - start)
+    return {name: seconds * 1e3 for name, seconds in best.items()}
+
+
 def escape_figures(number: int, rounds: int) -> dict[str, float]:
     """Microseconds per failing tool call: handled inside the tool, or raised out of it.
 
@@ -537,6 +641,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     hook = traced_hook_figures(number // 10, rounds)
     escape = escape_figures(number // 10, rounds)
+    marking = model_hook_figures(number // 10, rounds)
+    quiet = quiet_run_figures(3 if quick else 30)
     imports = import_figures(3 if quick else 10)
 
     print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores")
@@ -604,6 +710,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{'  so any converting middleware adds to the sync turn':<52}{floor:>8.2f}ms"
         f"   {floor_share:+.1%} of it"
     )
+    print(
+        f"{'model call, 20 messages, none an error: our hook':<52}"
+        f"{marking['ours clean'] - marking['bare']:>8.2f}us   over the bare call"
+    )
+    print(
+        f"{'model call, 20 messages, 5 errors marked: our hook':<52}"
+        f"{marking['ours errors'] - marking['bare']:>8.2f}us   over the bare call"
+    )
+    print(
+        f"{'model hook as create_agent calls it (traceable)':<52}{marking['traced ours']:>8.2f}us"
+        f"{marking['traced nothing']:>10.2f}us   (a do-nothing model hook)"
+    )
+    quiet_noise = abs(quiet["do-nothing A"] / quiet["do-nothing B"] - 1)
+    quiet_floor = min(quiet["do-nothing A"], quiet["do-nothing B"])
+    print(
+        f"{'sync run, 10 calls, none failing (CPU ms)':<52}{quiet['ours']:>8.2f}ms"
+        f"{quiet['none']:>10.2f}ms   (no middleware)"
+    )
+    print(
+        f"{'  do-nothing tool and model hooks A / B':<52}{quiet['do-nothing A']:>8.2f}ms"
+        f"{quiet['do-nothing B']:>10.2f}ms   A/A noise {quiet_noise:.1%}"
+    )
     print(f"{'import beyond langchain.agents.middleware (ms)':<52}{imports['import']:>8.2f}ms")
     compiling = imports["import, compiling"]
     print(f"{'  the same, compiling the source (no bytecode yet)':<52}{compiling:>8.2f}ms")
@@ -642,6 +770,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ],
         (f"  our hook adds <= 1% of a turn over a bare converter ({own:+.2%})", own <= 0.01),
         ("import <= 5 ms beyond langchain.agents.middleware", imports["import"] <= 5.0),
+        (f"a run with no failing tool costs what do-nothing hooks cost, within the A/A "
+         f"noise ({quiet['ours'] / quiet_floor - 1:+.1%}, noise {quiet_noise:.1%})",
+         quiet["ours"] / quiet_floor - 1 <= max(quiet_noise, 0.01)),
     ]  # fmt: skip
     print()
     for label, met in targets:

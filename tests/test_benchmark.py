@@ -12,8 +12,16 @@ def test_the_overhead_benchmark_runs_and_reports_every_target() -> None:
 
     assert done.returncode == 0, done.stderr
     verdicts = [line for line in done.stdout.splitlines() if line.startswith(("met", "MISSED"))]
-    assert len(verdicts) == 16
-    figures = ("success path", "handled-error path", "20 routes", "a budget", "agent turn")
+    assert len(verdicts) == 17
+    figures = (
+        "success path",
+        "handled-error path",
+        "20 routes",
+        "a budget",
+        "agent turn",
+        "errors marked",
+        "none failing",
+    )
     for figure in figures:
         assert figure in done.stdout
 

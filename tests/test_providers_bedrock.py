@@ -372,16 +372,16 @@ def test_the_error_prefix_option_decides_the_mark(
     assert sent_result(requests) == sent
 
 
-def test_chat_bedrock_on_the_converse_api_sends_the_flag_and_the_mark(server: Bedrock) -> None:
+def test_chat_bedrock_on_the_converse_api_sends_the_flag_and_no_mark(server: Bedrock) -> None:
     """`ChatBedrock(beta_use_converse_api=True)` hands each call to a `ChatBedrockConverse`.
 
-    Its request keeps the flag, but the middleware goes by the class, not by the API it
-    takes, so the text is marked as well: the model reads both.
+    Its request keeps the flag, so the text is sent as the handler wrote it: never marked
+    twice, once by the flag and once by the prefix.
     """
     _, requests = server.run(ToolErrorMiddleware(explain), "invoke", "sync", converse=True)
 
     assert [operation(recorded) for recorded in requests] == ["converse", "converse"]
-    assert sent_result(requests) == flagged("Error: " + HANDLER_TEXT)
+    assert sent_result(requests) == flagged(HANDLER_TEXT)
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -32,21 +32,37 @@ _FORMS: dict[str, Form] = {
 }
 """The chat model classes (and their subclasses) that do not take the prefix, by name."""
 
+_CONVERSE_WHEN_ASKED = "langchain_aws.chat_models.bedrock.ChatBedrock"
+"""Legacy Bedrock: its own request drops the flag, but with `beta_use_converse_api=True` it
+hands every call to a `ChatBedrockConverse`, whose request keeps it."""
+
 _known: dict[type, Form] = {}
+_asked: dict[type, bool] = {}
 
 
-def form_for(model_class: type) -> Form:
-    """How requests built by `model_class` are told that a tool result is an error.
+def form_for(model: object) -> Form:
+    """How requests built by `model` tell the provider that a tool result is an error.
 
-    Known by the class and its bases, by their qualified names, so no provider package is
-    imported; any other class, a wrapper around a model included, gets the prefix.
+    Known by its class and the class's bases, by their qualified names, so no provider
+    package is imported; any other class, a wrapper around a model included, gets the prefix.
     """
-    form = _known.get(model_class)
-    if form is None:
-        names = (f"{base.__module__}.{base.__qualname__}" for base in model_class.__mro__)
-        form = next((_FORMS[name] for name in names if name in _FORMS), "prefix")
+    model_class = type(model)
+    if model_class not in _known:
+        names = _names(model_class)
+        form: Form = "prefix"
+        for name in names:
+            if name in _FORMS:
+                form = _FORMS[name]
+                break
         _known[model_class] = form
-    return form
+        _asked[model_class] = _CONVERSE_WHEN_ASKED in names
+    if _asked[model_class] and getattr(model, "beta_use_converse_api", False) is True:
+        return "flag"
+    return _known[model_class]
+
+
+def _names(model_class: type) -> list[str]:
+    return [f"{base.__module__}.{base.__qualname__}" for base in model_class.__mro__]
 
 
 def marked(messages: Sequence[AnyMessage], form: Form, prefix: str) -> list[AnyMessage] | None:

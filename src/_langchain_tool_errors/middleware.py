@@ -546,7 +546,7 @@ class ToolErrorMiddleware(
         prefix = self._error_prefix
         if prefix is None:
             return handler(request)
-        messages = marked(request.messages, form_for(type(request.model)), prefix)
+        messages = marked(request.messages, form_for(request.model), prefix)
         return handler(request if messages is None else request.override(messages=messages))
 
     @override
@@ -574,7 +574,7 @@ class ToolErrorMiddleware(
         prefix = self._error_prefix
         if prefix is None:
             return await handler(request)
-        messages = marked(request.messages, form_for(type(request.model)), prefix)
+        messages = marked(request.messages, form_for(request.model), prefix)
         return await handler(request if messages is None else request.override(messages=messages))
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type

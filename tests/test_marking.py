@@ -11,10 +11,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ModelRequest,
+    ModelResponse,
+    ToolRetryMiddleware,
+)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from pydantic import SecretStr
 
@@ -52,7 +57,7 @@ class _Sent:
 def _run(
     path: Path,
     tools: Sequence[BaseTool],
-    middleware: Sequence[ToolErrorMiddleware],
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]],
     *calls: tuple[str, str, dict[str, object]],
 ) -> tuple[_Sent, dict[str, ToolMessage]]:
     sent = _Sent()
@@ -99,6 +104,32 @@ def test_errors_the_middleware_did_not_write_are_marked_too_and_results_never(
         assert contents[call_id] == expected
     assert not str(contents["unknown"]).startswith("Error: Error: ")
     assert contents["fine"] == kept["fine"].content
+
+
+def _archive(shelf: str) -> str:
+    raise ToolException(f"archive {shelf} is offline")
+
+
+ARCHIVE = StructuredTool.from_function(
+    _archive, name="archive", description="An archive.", handle_tool_error=True
+)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tools_own_error_and_an_inner_middlewares_answer_are_marked(path: Path) -> None:
+    retry = ToolRetryMiddleware(max_retries=1, initial_delay=0, on_failure="continue")
+    sent, kept = _run(
+        path,
+        [ARCHIVE, LOOKUP],
+        [ToolErrorMiddleware(_explain, exceptions=TimeoutError), retry],
+        ("archive", "own", {"shelf": "x"}),
+        ("lookup", "inner", {"record_id": 7}),
+    )
+
+    for call_id in ("own", "inner"):
+        assert kept[call_id].status == "error"
+        assert not kept[call_id].text.startswith("Error: ")
+        assert sent.contents()[call_id] == "Error: " + kept[call_id].text
 
 
 @pytest.mark.parametrize("path", PATHS)

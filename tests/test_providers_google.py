@@ -222,6 +222,12 @@ parts before the `functionResponse` (an image given by URL is first downloaded b
 client itself), whose `output` is the list of the other blocks, as they are."""
 
 
+def _one_spelling(part: object) -> object:
+    """The part with an `inlineData`'s MIME type spelled `mime_type`: older google-genai SDKs
+    (as in the lowest-versions CI run) write `mimeType`, which the API takes as well."""
+    return json.loads(json.dumps(part).replace('"mimeType":', '"mime_type":'))
+
+
 def _with_address(blocks: Sequence[Block], address: str) -> list[Block]:
     return [
         {**block, "url": f"{address}{block['url']}"} if "url" in block else block
@@ -243,7 +249,7 @@ def test_content_blocks_are_sent_as_measured(
 
     _, requests = run(server, ToolErrorMiddleware(handler, error_prefix=None), "sync")
 
-    assert sent_result(requests) == parts
+    assert [_one_spelling(part) for part in sent_result(requests)] == parts
     downloads = [recorded.path for recorded in requests if recorded.method == "GET"]
     assert downloads == ([IMAGE_PATH] if URL_BLOCK in blocks else [])
 

@@ -300,6 +300,42 @@ def test_a_malformed_call_beside_a_valid_one_is_routed(path: Path) -> None:
     )
 
 
+MALFORMED_THREE = AIMessage(
+    content="",
+    invalid_tool_calls=[
+        InvalidToolCall(name="lookup", args="{", id=None, error="no id", type="invalid_tool_call"),
+        InvalidToolCall(name=None, args="{", id="nameless", error=None, type="invalid_tool_call"),
+        InvalidToolCall(
+            name="lookup", args="[", id="second", error="bad", type="invalid_tool_call"
+        ),
+    ],
+)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_each_malformed_call_with_an_id_reaches_the_route_with_what_the_model_would_read(
+    path: Path,
+) -> None:
+    seen = Seen()
+    agent = agent_of(
+        [lookup_tool()], [routed(seen, path, MalformedToolCall)], [MALFORMED_THREE, DONE]
+    )
+
+    result = run(agent, path, config={"recursion_limit": 10})
+
+    nameless, second = seen.failures
+    assert isinstance(nameless, MalformedToolCall)
+    assert isinstance(second, MalformedToolCall)
+    assert (nameless.tool, nameless.args, nameless.raw_arguments) == ("", {}, "{")
+    assert nameless.text == (
+        "The call to `(no name)` could not be run: its arguments were malformed or cut short. "
+        "Send the call again with complete JSON arguments."
+    )
+    assert (second.tool, second.args, second.error) == ("lookup", {}, "bad")
+    assert second.text.startswith("The call to `lookup` could not be run")
+    assert sorted(tool_messages(result)) == ["nameless", "second"]
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_a_model_repeating_a_malformed_call_is_stopped_by_a_budget(path: Path) -> None:
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=2))

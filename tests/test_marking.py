@@ -23,7 +23,8 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from pydantic import SecretStr
 
-from _langchain_tool_errors.marking import form_for, marked
+from _langchain_tool_errors.marking import prepared
+from _langchain_tool_errors.providers import Provider, provider_of
 from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
 from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import PATHS, Path, build_agent, call, echo_tool, failing_tool, run
@@ -173,6 +174,7 @@ def test_a_budgeted_middleware_with_routes_marks_the_same_way(path: Path) -> Non
     assert sent.contents() == {"c1": "E: lookup failed with KeyError"}
 
 
+UNKNOWN = Provider("a class the package does not know", "prefix", None)
 TEXT = {"type": "text", "text": "it failed"}
 IMAGE = {"type": "image", "url": "https://example.com/a.png"}
 
@@ -200,7 +202,7 @@ def test_the_mark_goes_before_the_first_text_once(
     message = ToolMessage(content=content, tool_call_id="c1", status="error")
     original = message.model_copy(deep=True)
 
-    result = marked([message], "prefix", "Error: ")
+    result = prepared([message], UNKNOWN, "Error: ")
 
     if expected is None:
         assert result is None
@@ -220,13 +222,13 @@ def test_only_error_tool_messages_are_copied_and_the_rest_kept_by_identity() -> 
     question = AIMessage("hi")
     messages: list[AnyMessage] = [question, ok, failed]
 
-    result = marked(messages, "prefix", "Error: ")
+    result = prepared(messages, UNKNOWN, "Error: ")
 
     assert result is not None
     assert result[0] is question
     assert result[1] is ok
     assert result[2].content == "Error: boom"
-    assert marked([question, ok], "prefix", "Error: ") is None
+    assert prepared([question, ok], UNKNOWN, "Error: ") is None
 
 
 def test_each_provider_class_has_its_form_known_by_name_with_its_subclasses() -> None:
@@ -243,20 +245,23 @@ def test_each_provider_class_has_its_form_known_by_name_with_its_subclasses() ->
     def bare(model_class: type[BaseChatModel]) -> BaseChatModel:
         return model_class.model_construct()  # no validation: no keys or clients needed
 
-    assert form_for(bare(ChatAnthropic)) == "flag"
-    assert form_for(bare(Tuned)) == "flag"
-    assert form_for(bare(ChatBedrockConverse)) == "flag"
-    assert form_for(bare(ChatGoogleGenerativeAI)) == "error_key"
-    assert form_for(bare(ChatBedrock)) == "prefix"
-    assert form_for(ChatBedrock.model_construct(model_id="m", beta_use_converse_api=True)) == "flag"
-    assert form_for(bare(ChatBedrock)) == "prefix"  # the class's own form, still
-    assert form_for(ScriptedChatModel(script=[])) == "prefix"
+    assert provider_of(bare(ChatAnthropic)).form == "flag"
+    assert provider_of(bare(Tuned)).form == "flag"
+    assert provider_of(bare(ChatBedrockConverse)).form == "flag"
+    assert provider_of(bare(ChatGoogleGenerativeAI)).form == "error_key"
+    assert provider_of(bare(ChatBedrock)).form == "prefix"
+    assert (
+        provider_of(ChatBedrock.model_construct(model_id="m", beta_use_converse_api=True)).form
+        == "flag"
+    )
+    assert provider_of(bare(ChatBedrock)).form == "prefix"  # the class's own form, still
+    assert provider_of(ScriptedChatModel(script=[])).form == "prefix"
 
 
 def test_a_flagged_form_changes_nothing() -> None:
     failed = ToolMessage("boom", tool_call_id="b", status="error")
 
-    assert marked([failed], "flag", "Error: ") is None
+    assert prepared([failed], Provider("flagging", "flag", None), "Error: ") is None
 
 
 @pytest.mark.parametrize(
@@ -273,7 +278,7 @@ def test_gemini_is_sent_a_text_as_its_error_key_and_blocks_with_the_prefix(
     failed = ToolMessage(content=content, tool_call_id="b", status="error")
     fine = ToolMessage("it failed", tool_call_id="a")
 
-    result = marked([fine, failed], "error_key", "Error: ")
+    result = prepared([fine, failed], Provider("gemini", "error_key", None), "Error: ")
 
     assert result is not None
     assert result[0] is fine
@@ -307,3 +312,108 @@ def test_a_model_that_keeps_the_flag_is_sent_the_handlers_text_untouched(path: P
         asyncio.run(middleware.awrap_model_call(request, acall_model))
 
     assert sent[0] is request
+
+
+Block = dict[str, Any]
+PNG_BLOCK: Block = {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}
+URL_IMAGE: Block = {"type": "image", "url": "https://example.com/a.png"}
+PDF_BLOCK: Block = {"type": "file", "base64": "JVBERi0=", "mime_type": "application/pdf"}
+
+
+def _bare(model_class: type[BaseChatModel], **fields: Any) -> BaseChatModel:
+    """A model built without validation: no keys, clients or required settings."""
+    return model_class.model_construct(**fields)
+
+
+def _failed(*blocks: Block | str) -> ToolMessage:
+    content: list[str | dict[str, Any]] = [TEXT, *blocks]
+    return ToolMessage(content=content, tool_call_id="c7", name="lookup", status="error")
+
+
+def test_each_known_class_takes_the_blocks_its_api_takes_in_a_tool_result() -> None:
+    for module in ("langchain_anthropic", "langchain_aws", "langchain_openai", "langchain_ollama"):
+        pytest.importorskip(module)
+    pytest.importorskip("langchain_google_genai")
+    from langchain_anthropic import ChatAnthropic
+    from langchain_aws import ChatBedrock, ChatBedrockConverse
+    from langchain_google_genai import ChatGoogleGenerativeAI
+    from langchain_ollama import ChatOllama
+    from langchain_openai import AzureChatOpenAI, ChatOpenAI
+
+    def taken(model: BaseChatModel) -> frozenset[str] | None:
+        return provider_of(model).taken
+
+    everything = frozenset({"image/base64", "image/url", "file/base64", "file/url"})
+    assert taken(_bare(ChatAnthropic)) == everything
+    assert taken(_bare(ChatBedrockConverse)) == frozenset({"image/base64", "file/base64"})
+    assert taken(_bare(ChatBedrock, model_id="m")) == frozenset()
+    on_converse = _bare(ChatBedrock, model_id="m", beta_use_converse_api=True)
+    assert taken(on_converse) == frozenset({"image/base64", "file/base64"})
+    assert taken(_bare(ChatOpenAI)) == frozenset()
+    assert taken(_bare(AzureChatOpenAI)) == frozenset()
+    responses = _bare(ChatOpenAI, use_responses_api=True)
+    assert taken(responses) == frozenset({"image/base64", "image/url", "file/base64"})
+    assert taken(_bare(ChatGoogleGenerativeAI)) == frozenset(
+        {"image/base64", "image/url", "file/base64"}
+    )
+    assert taken(_bare(ChatOllama)) == frozenset({"image/base64"})
+    assert taken(ScriptedChatModel(script=[])) is None
+
+
+@pytest.mark.parametrize("prefix", ["Error: ", None])
+@pytest.mark.parametrize(
+    ("taken", "blocks", "refused"),
+    [
+        (frozenset[str](), [PNG_BLOCK], "image/base64"),
+        (frozenset({"image/base64"}), [PNG_BLOCK, URL_IMAGE], "image/url"),
+        (frozenset({"image/base64", "image/url"}), [PDF_BLOCK], "file/base64"),
+        (frozenset({"image/base64"}), [{"type": "audio", "id": "a1"}], "audio/other"),
+    ],
+)
+def test_a_block_the_provider_does_not_take_is_refused_naming_call_kind_and_fix(
+    prefix: str | None, taken: frozenset[str], blocks: list[Block], refused: str
+) -> None:
+    provider = Provider("langchain_openai.chat_models.base.BaseChatOpenAI", "prefix", taken)
+
+    with pytest.raises(TypeError) as raised:
+        prepared([_failed(*blocks)], provider, prefix)
+
+    message = str(raised.value)
+    assert "`lookup`" in message
+    assert "'c7'" in message
+    assert f" {refused} block" in message
+    assert "langchain_openai.chat_models.base.BaseChatOpenAI cannot send" in message
+    assert "ChatOpenAI(use_responses_api=True)" in message
+    assert "nothing was sent" in message
+
+
+@pytest.mark.parametrize(
+    "blocks",
+    [[], [PNG_BLOCK], [PNG_BLOCK, URL_IMAGE, PDF_BLOCK], ["plain text", TEXT]],
+)
+def test_blocks_a_provider_takes_or_an_unknown_provider_pass(blocks: list[Block | str]) -> None:
+    everything = frozenset({"image/base64", "image/url", "file/base64"})
+    taking = Provider("langchain_anthropic.chat_models.ChatAnthropic", "flag", everything)
+    message = _failed(*blocks)
+
+    assert prepared([message], taking, "Error: ") is None
+    assert prepared([message], UNKNOWN, None) is None
+
+
+def test_a_successful_message_is_never_checked() -> None:
+    fine = ToolMessage(content=[PNG_BLOCK], tool_call_id="c1", name="lookup")
+    refusing = Provider("langchain_aws.chat_models.bedrock.ChatBedrock", "prefix", frozenset())
+
+    assert prepared([fine], refusing, "Error: ") is None
+
+
+def test_the_fix_names_only_blocks_taken_when_there_is_no_other_api() -> None:
+    ollama = Provider(
+        "langchain_ollama.chat_models.ChatOllama", "prefix", frozenset({"image/base64"})
+    )
+
+    with pytest.raises(TypeError) as raised:
+        prepared([_failed(URL_IMAGE)], ollama, "Error: ")
+
+    assert "(image/base64)" in str(raised.value)
+    assert "use_responses_api" not in str(raised.value)

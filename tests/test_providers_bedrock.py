@@ -24,6 +24,14 @@ from typing import Any, Literal
 
 import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import ToolErrorMiddleware as LangchainToolErrorMiddleware
+from langchain_core.messages import ContentBlock
+from langchain_core.messages.content import (
+    FileContentBlock,
+    ImageContentBlock,
+    TextContentBlock,
+)
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -145,7 +153,7 @@ class Bedrock:
 
     def agent(
         self,
-        middleware: ToolErrorMiddleware[Any, Any, Any] | None,
+        middleware: AgentMiddleware[Any, Any, Any] | None,
         api: Api,
         *,
         streaming: bool = False,
@@ -160,7 +168,7 @@ class Bedrock:
 
     def run(
         self,
-        middleware: ToolErrorMiddleware[Any, Any, Any],
+        middleware: AgentMiddleware[Any, Any, Any],
         api: Api,
         mode: Mode,
         *,
@@ -410,10 +418,11 @@ PDF = b"%PDF-1.0\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\ntrailer<</Root 1 0
 PDF_B64 = base64.b64encode(PDF).decode()
 
 Block = dict[str, object]
-TEXT: Block = {"type": "text", "text": "T"}
-PNG_BLOCK: Block = {"type": "image", "base64": PNG_B64, "mime_type": "image/png"}
-URL_BLOCK: Block = {"type": "image", "url": "https://example.com/a.png"}
-PDF_BLOCK: Block = {"type": "file", "base64": PDF_B64, "mime_type": "application/pdf"}
+"""A block of a request as the integration sends it."""
+TEXT: TextContentBlock = {"type": "text", "text": "T"}
+PNG_BLOCK: ImageContentBlock = {"type": "image", "base64": PNG_B64, "mime_type": "image/png"}
+URL_BLOCK: ImageContentBlock = {"type": "image", "url": "https://example.com/a.png"}
+PDF_BLOCK: FileContentBlock = {"type": "file", "base64": PDF_B64, "mime_type": "application/pdf"}
 
 CONVERSE_TEXT: Block = {"text": "T"}
 CONVERSE_IMAGE: Block = {"image": {"format": "png", "source": {"bytes": PNG_B64}}}
@@ -436,7 +445,9 @@ class Raises:
         self.match = match
 
 
-BLOCK_CASES: list[tuple[str, Api, list[Block], list[Block] | Raises, tuple[str, ...]]] = [
+BLOCK_CASES: list[
+    tuple[str, Api, list[ContentBlock], Sequence[Mapping[str, object]] | Raises, tuple[str, ...]]
+] = [
     ("text", "converse", [TEXT], [CONVERSE_TEXT], ()),
     ("text", "invoke", [TEXT], [TEXT], ()),
     ("text and base64 image", "converse", [TEXT, PNG_BLOCK], [CONVERSE_TEXT, CONVERSE_IMAGE], ()),
@@ -454,10 +465,13 @@ BLOCK_CASES: list[tuple[str, Api, list[Block], list[Block] | Raises, tuple[str, 
 ]
 """Handler content → the tool result's `content` (or what is raised) and any `UserWarning`.
 
-Measured with `error_prefix=None`. Converse translates the standard blocks into its own
-(`text`, `image`, `document`, bytes in base64), refuses an image by URL before sending, and
-names a nameless document by a hash of its bytes. ChatBedrock passes the blocks inside a
-`tool_result` through as langchain wrote them, keys and all; only text is valid there.
+Measured through langchain's own `ToolErrorMiddleware`, which marks and checks nothing, so
+each row is what the integration itself does; ours sends none of the rows an API refuses
+(`test_blocks_the_api_refuses_are_not_sent`). Converse translates the standard blocks into
+its own (`text`, `image`, `document`, bytes in base64), refuses an image by URL before
+sending, and names a nameless document by a hash of its bytes. ChatBedrock passes the blocks
+inside a `tool_result` through as langchain wrote them, keys and all; only text is valid
+there.
 """
 
 
@@ -471,14 +485,16 @@ names a nameless document by a hash of its bytes. ChatBedrock passes the blocks 
 def test_content_blocks_are_sent_as_measured(
     server: Bedrock,
     api: Api,
-    blocks: list[Block],
-    content: list[Block] | Raises,
+    blocks: list[ContentBlock],
+    content: Sequence[Mapping[str, object]] | Raises,
     warned: tuple[str, ...],
 ) -> None:
-    def handler(exc: Exception, request: ToolCallRequest) -> Sequence[Mapping[str, object]]:
+    """The integration's own behaviour: the handler runs in langchain's `ToolErrorMiddleware`."""
+
+    def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
         return blocks
 
-    middleware = ToolErrorMiddleware(handler, error_prefix=None)
+    middleware = LangchainToolErrorMiddleware(handler)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         if isinstance(content, Raises):
@@ -497,23 +513,65 @@ def test_content_blocks_are_sent_as_measured(
     assert all(map(str.startswith, messages, warned))
 
 
+CLASSES: dict[Api, str] = {
+    "converse": f"{ChatBedrockConverse.__module__}.{ChatBedrockConverse.__qualname__}",
+    "invoke": f"{ChatBedrock.__module__}.{ChatBedrock.__qualname__}",
+}
+"""The class our middleware names in its `TypeError`, by API."""
+
+
+@pytest.mark.parametrize(
+    ("api", "blocks", "kind", "prefix_off"),
+    [
+        pytest.param("invoke", [TEXT, PNG_BLOCK], "image/base64", False, id="invoke: text+image"),
+        pytest.param("invoke", [URL_BLOCK], "image/url", False, id="invoke: image by URL"),
+        pytest.param("invoke", [PDF_BLOCK], "file/base64", False, id="invoke: base64 PDF file"),
+        pytest.param("converse", [URL_BLOCK], "image/url", False, id="converse: image by URL"),
+        pytest.param(
+            "invoke", [URL_BLOCK], "image/url", True, id="invoke: image by URL, error_prefix=None"
+        ),
+    ],
+)
+def test_blocks_the_api_refuses_are_not_sent(
+    server: Bedrock, api: Api, blocks: list[ContentBlock], kind: str, prefix_off: bool
+) -> None:
+    """Our middleware checks an error message before each model call. ChatBedrock passes
+    media blocks on unconverted, which Anthropic's API refuses; Converse takes no image by
+    URL. So the run raises `TypeError` naming the call, the block and the class, with the
+    prefix on or off, and the request with the tool result is never sent."""
+
+    def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
+        return blocks
+
+    middleware = (
+        ToolErrorMiddleware(handler, error_prefix=None)
+        if prefix_off
+        else ToolErrorMiddleware(handler)
+    )
+    server.respond = script()
+    start = len(server.loopback.requests)
+    with pytest.raises(TypeError) as raised:
+        server.agent(middleware, api).invoke(question(), ONE_ROUND)
+
+    named = ("`lookup`", f"{kind} block", CLASSES[api])
+    assert [part for part in named if part not in str(raised.value)] == []
+    [first] = server.loopback.requests[start:]  # the model's call; nothing after it
+    assert tool_results(first.json()) == []
+
+
 @pytest.mark.parametrize(
     ("api", "blocks", "content"),
     [
         pytest.param("converse", [TEXT], [CONVERSE_TEXT], id="converse: flagged, not marked"),
         pytest.param("invoke", [TEXT], [{"type": "text", "text": "Error: T"}], id="invoke: text"),
-        pytest.param(
-            "invoke",
-            [PDF_BLOCK],
-            [{"type": "text", "text": "Error: "}, PDF_BLOCK],
-            id="invoke: a text block before media",
-        ),
     ],
 )
 def test_blocks_are_sent_marked_where_the_flag_is_dropped(
-    server: Bedrock, api: Api, blocks: list[Block], content: list[Block]
+    server: Bedrock, api: Api, blocks: list[ContentBlock], content: list[Block]
 ) -> None:
-    def handler(exc: Exception, request: ToolCallRequest) -> Sequence[Mapping[str, object]]:
+    """Only text: ChatBedrock's API takes no other block (see the test above)."""
+
+    def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
         return blocks
 
     _, requests = server.run(ToolErrorMiddleware(handler), api, "sync")

@@ -17,7 +17,10 @@ from typing import Any, Literal, Protocol
 
 import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import ToolErrorMiddleware as LangchainToolErrorMiddleware
 from langchain.agents.middleware.types import InputAgentState
+from langchain_core.messages import ContentBlock
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -125,16 +128,14 @@ def ollama(url: str) -> ChatOllama:
     return ChatOllama(model=MODEL, base_url=url, client_kwargs={"timeout": 5})
 
 
-def agent_of(
-    model: ChatOllama, tool_middleware: ToolErrorMiddleware[Any, Any, Any]
-) -> StreamingAgent:
+def agent_of(model: ChatOllama, tool_middleware: AgentMiddleware[Any, Any, Any]) -> StreamingAgent:
     """A real `create_agent` agent with the one tool, `lookup`, and the middleware."""
     agent: StreamingAgent = create_agent(model, tools=[lookup_tool()], middleware=[tool_middleware])
     return agent
 
 
 def run(
-    tool_middleware: ToolErrorMiddleware[Any, Any, Any],
+    tool_middleware: AgentMiddleware[Any, Any, Any],
     mode: Mode,
     *,
     args: Mapping[str, object] | None = None,
@@ -280,10 +281,19 @@ def test_block_content_is_marked_in_a_first_text_block(
     ],
 )
 def test_content_blocks_are_flattened_or_refused_before_sending(
-    content: ToolErrorContent, outcome: dict[str, object] | ValueError
+    content: list[ContentBlock], outcome: dict[str, object] | ValueError
 ) -> None:
-    """Measured: text joins `content`, a base64 image goes to `images`, the rest raises."""
-    tool_middleware = middleware(answering(content), None)
+    """Measured: text joins `content`, a base64 image goes to `images`, the rest raises.
+
+    The handler runs in langchain's own `ToolErrorMiddleware`, which marks and checks
+    nothing, so what shows is the integration's own behaviour; ours raises its own
+    `TypeError` for the blocks refused here (`test_blocks_ollama_refuses_are_not_sent`).
+    """
+
+    def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
+        return content
+
+    tool_middleware = LangchainToolErrorMiddleware(handler)
     if isinstance(outcome, dict):
         _, requests = run(tool_middleware, "sync")
         assert sent_result(requests) == outcome
@@ -294,3 +304,49 @@ def test_content_blocks_are_flattened_or_refused_before_sending(
             agent.invoke(question(), LIMIT)
         requests = list(loopback.requests)
     assert len(requests) == 1  # the model's call went out; the tool result never did
+
+
+OLLAMA_CLASS = f"{ChatOllama.__module__}.{ChatOllama.__qualname__}"
+"""The class our middleware names in its `TypeError`."""
+
+
+@pytest.mark.parametrize(
+    ("content", "kind", "prefix"),
+    [
+        pytest.param(
+            [{"type": "image", "url": "https://example.com/a.png"}],
+            "image/url",
+            Prefix.DEFAULT,
+            id="image url",
+        ),
+        pytest.param(
+            [{"type": "file", "base64": PDF, "mime_type": "application/pdf"}],
+            "file/base64",
+            Prefix.DEFAULT,
+            id="base64 pdf",
+        ),
+        pytest.param(
+            [{"type": "image", "url": "https://example.com/a.png"}],
+            "image/url",
+            None,
+            id="image url, error_prefix=None",
+        ),
+    ],
+)
+def test_blocks_ollama_refuses_are_not_sent(
+    content: ToolErrorContent, kind: str, prefix: PrefixOption
+) -> None:
+    """Our middleware checks an error message before each model call: the integration takes
+    no image by URL and no file, so the run raises `TypeError` naming the call, the block
+    and the class (not the client's `ValueError`), with the prefix on or off, and the
+    request with the tool result is never sent."""
+    with Loopback(script({"record_id": 7})) as loopback:
+        agent = agent_of(ollama(loopback.url), middleware(answering(content), prefix))
+        with pytest.raises(TypeError) as raised:
+            agent.invoke(question(), LIMIT)
+        requests = list(loopback.requests)
+
+    named = ("`lookup`", f"{kind} block", OLLAMA_CLASS)
+    assert [part for part in named if part not in str(raised.value)] == []
+    [first] = requests  # the model's call; nothing after it
+    assert tool_results(first.json()) == []

@@ -19,8 +19,14 @@ from typing import Any, Literal, Protocol
 import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import ToolErrorMiddleware as LangchainToolErrorMiddleware
 from langchain.agents.middleware.types import InputAgentState
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import BaseMessage, ContentBlock, ToolMessage
+from langchain_core.messages.content import (
+    FileContentBlock,
+    ImageContentBlock,
+    TextContentBlock,
+)
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -44,6 +50,7 @@ from tests._wire_openai import (
 pytest.importorskip("langchain_openai", reason="the provider tests need `pip install -e '.[dev]'`")
 
 from langchain_openai import ChatOpenAI
+from langchain_openai.chat_models.base import BaseChatOpenAI
 
 pytestmark = pytest.mark.providers
 
@@ -153,17 +160,37 @@ class Server:
     ) -> Run:
         """Run a real agent on `ChatOpenAI` until its final answer, the model calling
         `lookup` with `args` first."""
+        prefix, agent = self._agent(api, middleware, args)
+        messages = _drive(agent, mode)
+        return Run(messages, self._requests(prefix))
+
+    def refused(
+        self, api: Api, middleware: AgentMiddleware[Any, Any, Any]
+    ) -> tuple[TypeError, list[Recorded]]:
+        """Run a real agent (`invoke`) that must raise `TypeError`: the error, and the
+        requests the server recorded for the run."""
+        prefix, agent = self._agent(api, middleware, SEVEN)
+        with pytest.raises(TypeError) as raised:
+            _drive(agent, "invoke")
+        return raised.value, self._requests(prefix)
+
+    def _agent(
+        self, api: Api, middleware: AgentMiddleware[Any, Any, Any], args: Mapping[str, object]
+    ) -> tuple[str, StreamingAgent]:
+        """A new run's path prefix, and its agent on a `ChatOpenAI` of that base URL."""
         prefix = f"/run{len(self._scripts)}"
         self._scripts[prefix] = script(args)
         model = chat_model(f"{self.loopback.url}{prefix}/v1", api)
         agent: StreamingAgent = create_agent(model, tools=[LOOKUP], middleware=[middleware])
-        messages = _drive(agent, mode)
-        requests = [
+        return prefix, agent
+
+    def _requests(self, prefix: str) -> list[Recorded]:
+        """The requests of the run with this path prefix, in order, without the prefix."""
+        return [
             replace(r, path=r.path.removeprefix(prefix))
             for r in self.loopback.requests
             if r.path.startswith(f"{prefix}/")
         ]
-        return Run(messages, requests)
 
     def _respond(self, recorded: Recorded) -> Reply:
         prefix, slash, path = recorded.path.partition("/v1/")
@@ -256,18 +283,19 @@ def test_the_prefix_option_decides_the_mark(
     assert result.tool_message().content == handler_text
 
 
-# Content blocks: what the integration itself makes of a handler's blocks (marking off).
+# Content blocks: what the integration itself makes of a handler's blocks, measured through
+# langchain's own `ToolErrorMiddleware` (which checks nothing); then what ours refuses to send.
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 """A 1x1 grey PNG."""
 PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n").decode()
 
-TEXT: dict[str, object] = {"type": "text", "text": "T"}
-IMAGE: dict[str, object] = {"type": "image", "base64": PNG, "mime_type": "image/png"}
-IMAGE_URL: dict[str, object] = {"type": "image", "url": "https://example.com/a.png"}
-FILE: dict[str, object] = {"type": "file", "base64": PDF, "mime_type": "application/pdf"}
+TEXT: TextContentBlock = {"type": "text", "text": "T"}
+IMAGE: ImageContentBlock = {"type": "image", "base64": PNG, "mime_type": "image/png"}
+IMAGE_URL: ImageContentBlock = {"type": "image", "url": "https://example.com/a.png"}
+FILE: FileContentBlock = {"type": "file", "base64": PDF, "mime_type": "application/pdf"}
 
-BLOCKS: dict[str, list[dict[str, object]]] = {
+BLOCKS: dict[str, list[ContentBlock]] = {
     "text": [TEXT],
     "text+image": [TEXT, IMAGE],
     "image-url": [IMAGE_URL],
@@ -336,40 +364,94 @@ so only "text" is valid there; a Responses `function_call_output`'s `output` is 
 def test_what_chatopenai_sends_for_a_handlers_content_blocks(
     server: Server, api: Api, case: str, sent: list[dict[str, object]], warned: list[str]
 ) -> None:
-    """Measured, marking off: every block reaches the wire, converted to the API's own
-    part types (Chat Completions accepts only text parts in a tool message; the Responses
-    API accepts text, image and file parts in a `function_call_output`)."""
+    """Measured: every block reaches the wire, converted to the API's own part types (Chat
+    Completions accepts only text parts in a tool message; the Responses API accepts text,
+    image and file parts in a `function_call_output`).
+
+    The handler runs in langchain's own `ToolErrorMiddleware`, which marks nothing and
+    checks nothing, so what shows is the integration's own behaviour: ours refuses to send
+    the blocks Chat Completions does not take (see the test after this one).
+    """
     blocks = BLOCKS[case]
 
-    def handler(exc: Exception, request: ToolCallRequest) -> list[dict[str, object]]:
+    def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
         return blocks
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = server.run(api, ToolErrorMiddleware(handler, error_prefix=None))
+        result = server.run(api, LangchainToolErrorMiddleware(handler))
 
     assert result.sent_result(api) == tool_result(api, sent)
     assert [str(w.message)[: len(NO_FILENAME)] for w in caught] == warned
     assert result.tool_message().content == blocks
 
 
+OPENAI_CLASS = f"{BaseChatOpenAI.__module__}.{BaseChatOpenAI.__qualname__}"
+"""The class our middleware names for `ChatOpenAI`: the base class of both its APIs."""
+
+
+@pytest.mark.parametrize(
+    ("case", "kind", "prefix_off"),
+    [
+        pytest.param("text+image", "image/base64", False, id="text+image"),
+        pytest.param("image-url", "image/url", False, id="image-url"),
+        pytest.param("file", "file/base64", False, id="file"),
+        pytest.param("image-url", "image/url", True, id="image-url, error_prefix=None"),
+    ],
+)
+def test_chat_completions_is_not_sent_blocks_its_tool_messages_refuse(
+    server: Server, case: str, kind: str, prefix_off: bool
+) -> None:
+    """Our middleware checks an error message before each model call: a Chat Completions
+    tool message takes text parts only, so the run raises `TypeError` naming the call, the
+    block and the class, and pointing to the Responses API, with the prefix on or off. The
+    server saw the first request only: the one with the tool result was never sent."""
+    blocks = BLOCKS[case]
+
+    def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
+        return blocks
+
+    middleware = (
+        ToolErrorMiddleware(handler, error_prefix=None)
+        if prefix_off
+        else ToolErrorMiddleware(handler)
+    )
+    error, requests = server.refused("chat_completions", middleware)
+
+    named = ("`lookup`", f"{kind} block", OPENAI_CLASS, "ChatOpenAI(use_responses_api=True)")
+    assert [part for part in named if part not in str(error)] == []
+    assert [r.path for r in requests] == [ENDPOINTS["chat_completions"]]
+    assert tool_results("chat_completions", requests[0].json()) == []
+
+
+RESPONSES_SENT = [
+    (case, sent, warned) for api, case, sent, warned in SENT_FOR_BLOCKS if api == "responses"
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "sent", "warned"), RESPONSES_SENT, ids=[case for case, *_ in RESPONSES_SENT]
+)
+def test_the_responses_api_is_sent_the_blocks_through_our_middleware(
+    server: Server, case: str, sent: list[dict[str, object]], warned: list[str]
+) -> None:
+    """A Responses `function_call_output` takes images and files, so our middleware sends
+    them: no `TypeError`, and with the prefix off the wire carries what the integration
+    sends through langchain's own class, `input_image` and `input_file` parts included."""
+    blocks = BLOCKS[case]
+
+    def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
+        return blocks
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = server.run("responses", ToolErrorMiddleware(handler, error_prefix=None))
+
+    assert result.sent_result("responses") == tool_result("responses", sent)
+    assert [str(w.message)[: len(NO_FILENAME)] for w in caught] == warned
+
+
 MARKED_BLOCKS: list[tuple[Api, str, list[dict[str, object]]]] = [
-    (
-        "chat_completions",
-        "text+image",
-        [
-            {"type": "text", "text": "Error: T"},
-            {"type": "image_url", "image_url": {"url": PNG_URL}},
-        ],
-    ),
-    (
-        "chat_completions",
-        "image-url",
-        [
-            {"type": "text", "text": "Error: "},
-            {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
-        ],
-    ),
     (
         "responses",
         "text+image",
@@ -398,10 +480,10 @@ def test_content_blocks_are_marked_in_their_first_text_block(
     server: Server, api: Api, case: str, sent: list[dict[str, object]]
 ) -> None:
     """The first text block gets the prefix; blocks that start with another kind get a
-    text block `"Error: "` before them."""
+    text block `"Error: "` before them. (Chat Completions refuses these blocks: see above.)"""
     blocks = BLOCKS[case]
 
-    def handler(exc: Exception, request: ToolCallRequest) -> list[dict[str, object]]:
+    def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
         return blocks
 
     result = server.run(api, ToolErrorMiddleware(handler))

@@ -10,68 +10,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 from langchain_core.messages import AnyMessage, ToolMessage
+
+from _langchain_tool_errors.providers import Form, Provider
 
 DEFAULT_ERROR_PREFIX = "Error: "
 """The mark: langchain's own tool errors (`ToolNode`'s) already begin with it."""
 
-Form: TypeAlias = Literal["flag", "error_key", "prefix"]
-"""How an error message reaches a model: by the flag the integration sets itself, by the
-provider's error key (a text content sent as `{"error": text}`), or marked with the prefix."""
 
-_FORMS: dict[str, Form] = {
-    # tool_result blocks carry `is_error: true`.
-    "langchain_anthropic.chat_models.ChatAnthropic": "flag",
-    # toolResult blocks carry `status: "error"`.
-    "langchain_aws.chat_models.bedrock_converse.ChatBedrockConverse": "flag",
-    # A text that is a JSON object is sent as the functionResponse's `response` itself,
-    # where Gemini reads an `error` key as the call's error (any other text is `output`).
-    "langchain_google_genai.chat_models.ChatGoogleGenerativeAI": "error_key",
-}
-"""The chat model classes (and their subclasses) that do not take the prefix, by name."""
+def prepared(
+    messages: Sequence[AnyMessage], provider: Provider, prefix: str | None
+) -> list[AnyMessage] | None:
+    """The messages as sent to the model: each error message checked and marked.
 
-_CONVERSE_WHEN_ASKED = "langchain_aws.chat_models.bedrock.ChatBedrock"
-"""Legacy Bedrock: its own request drops the flag, but with `beta_use_converse_api=True` it
-hands every call to a `ChatBedrockConverse`, whose request keeps it."""
+    Returns `None` when none changes. A marked message is a copy; the originals (the
+    agent's state) are left as they are.
 
-_known: dict[type, Form] = {}
-_asked: dict[type, bool] = {}
-
-
-def form_for(model: object) -> Form:
-    """How requests built by `model` tell the provider that a tool result is an error.
-
-    Known by its class and the class's bases, by their qualified names, so no provider
-    package is imported; any other class, a wrapper around a model included, gets the prefix.
+    Raises:
+        TypeError: An error message holds a content block the provider does not take in a
+            tool result (its request would be refused).
     """
-    model_class = type(model)
-    if model_class not in _known:
-        names = _names(model_class)
-        form: Form = "prefix"
-        for name in names:
-            if name in _FORMS:
-                form = _FORMS[name]
-                break
-        _known[model_class] = form
-        _asked[model_class] = _CONVERSE_WHEN_ASKED in names
-    if _asked[model_class] and getattr(model, "beta_use_converse_api", False) is True:
-        return "flag"
-    return _known[model_class]
-
-
-def _names(model_class: type) -> list[str]:
-    return [f"{base.__module__}.{base.__qualname__}" for base in model_class.__mro__]
-
-
-def marked(messages: Sequence[AnyMessage], form: Form, prefix: str) -> list[AnyMessage] | None:
-    """The messages with each error `ToolMessage` in `form`, or `None` if none changes.
-
-    A marked message is a copy; the originals (the agent's state) are left as they are.
-    """
-    if form == "flag":
-        return None
+    form: Form | None = None if prefix is None else provider.form
+    if form in (None, "flag") and provider.taken is None:
+        return None  # nothing to mark, and nothing known to check
     copies: list[AnyMessage] | None = None
     for index, message in enumerate(messages):
         if not (type(message) is ToolMessage or isinstance(message, ToolMessage)):
@@ -79,6 +42,10 @@ def marked(messages: Sequence[AnyMessage], form: Form, prefix: str) -> list[AnyM
         if message.status != "error":
             continue
         content = message.content
+        if not isinstance(content, str):
+            provider.require_taken(content, message)
+        if form in (None, "flag") or prefix is None:
+            continue
         if form == "error_key" and isinstance(content, str):
             sent: str | list[str | dict[Any, Any]] | None = json.dumps({"error": content})
         else:

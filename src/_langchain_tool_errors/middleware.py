@@ -42,7 +42,8 @@ from _langchain_tool_errors.handler_types import (
     ToolSelection,
 )
 from _langchain_tool_errors.handling import ahandle, areplace, areply_to, handle, replace, reply_to
-from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, form_for, marked
+from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, prepared
+from _langchain_tool_errors.providers import provider_of
 from _langchain_tool_errors.route_table import RouteTable, except_clause, selects_reported, widest
 from _langchain_tool_errors.routes import Route, require_routes
 
@@ -527,6 +528,10 @@ class ToolErrorMiddleware(
         Returns:
             The model's response, untouched.
 
+        Raises:
+            TypeError: An error message holds a content block the model's provider does
+                not take in a tool result (see the providers guide); nothing is sent.
+
         Example:
             `create_agent` calls this before every model call; the messages the agent's
             state holds stay as they were:
@@ -543,10 +548,7 @@ class ToolErrorMiddleware(
             assert model_request.messages[0] is failed  # the agent's state is untouched
             ```
         """
-        prefix = self._error_prefix
-        if prefix is None:
-            return handler(request)
-        messages = marked(request.messages, form_for(request.model), prefix)
+        messages = prepared(request.messages, provider_of(request.model), self._error_prefix)
         return handler(request if messages is None else request.override(messages=messages))
 
     @override
@@ -564,6 +566,10 @@ class ToolErrorMiddleware(
         Returns:
             The model's response, untouched.
 
+        Raises:
+            TypeError: An error message holds a content block the model's provider does
+                not take in a tool result; nothing is sent.
+
         Example:
             ```python
             middleware = ToolErrorMiddleware(explain, error_prefix=None)
@@ -571,10 +577,7 @@ class ToolErrorMiddleware(
             assert isinstance(response, ModelResponse)
             ```
         """
-        prefix = self._error_prefix
-        if prefix is None:
-            return await handler(request)
-        messages = marked(request.messages, form_for(request.model), prefix)
+        messages = prepared(request.messages, provider_of(request.model), self._error_prefix)
         return await handler(request if messages is None else request.override(messages=messages))
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
@@ -614,17 +617,16 @@ class ToolErrorMiddleware(
         except GraphBubbleUp:
             raise
         except self._caught as exc:
-            # A failure's stages: its route, as an `except` clause picks one; the route's
-            # handler, which decides first (its `None` re-raises, and nothing is counted);
-            # then the budgets, which count the handled failure and may stop the run.
+            # A failure's stages: its route, as an `except` clause picks one, then the
+            # route's handler (its `None` re-raises). With a budget, the watching class's
+            # hooks also count the handled failure.
             route = self._table.route(exc, request)
             if route is None:
                 raise
             message = handle(route, exc, request)
             if message is None:
                 raise
-            accounts = self._accounts
-            return message if accounts is None else accounts.count(message, exc, request, route[2])
+            return message  # nothing counts here: a budget gives the watching class
 
     @override
     async def awrap_tool_call(
@@ -661,15 +663,14 @@ class ToolErrorMiddleware(
         except GraphBubbleUp:
             raise
         except self._caught as exc:
-            # The same stages as on the sync path: route, handle, count.
+            # The same stages as on the sync path: route, then handle.
             route = self._table.route(exc, request)
             if route is None:
                 raise
             message = await ahandle(route, exc, request)
             if message is None:
                 raise
-            accounts = self._accounts
-            return message if accounts is None else accounts.count(message, exc, request, route[2])
+            return message  # nothing counts here: a budget gives the watching class
 
 
 class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):

@@ -203,7 +203,7 @@ class ToolErrorMiddleware(
         exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
-        error_prefix: str | None = DEFAULT_ERROR_PREFIX,
+        error_prefix: str | None = "Error: ",
         name: str | None = None,
         routes: object = None,
     ) -> None:
@@ -271,7 +271,7 @@ class ToolErrorMiddleware(
         routes: Sequence[Route[_ModeT]],
         *,
         budget: ErrorBudget | None = None,
-        error_prefix: str | None = DEFAULT_ERROR_PREFIX,
+        error_prefix: str | None = "Error: ",
         name: str | None = None,
     ) -> ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT]:
         """Build a middleware from ordered routes, each an `except` clause of its own.

@@ -27,7 +27,16 @@ from _langchain_tool_errors.marking import prepared
 from _langchain_tool_errors.providers import Provider, provider_of
 from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
 from langchain_tool_errors.testing import ScriptedChatModel
-from tests._agents import PATHS, Path, build_agent, call, echo_tool, failing_tool, run
+from tests._agents import (
+    PATHS,
+    Path,
+    build_agent,
+    call,
+    direct_request,
+    echo_tool,
+    failing_tool,
+    run,
+)
 
 
 def _explain(exc: Exception, request: ToolCallRequest) -> str:
@@ -417,3 +426,81 @@ def test_the_fix_names_only_blocks_taken_when_there_is_no_other_api() -> None:
 
     assert "(image/base64)" in str(raised.value)
     assert "use_responses_api" not in str(raised.value)
+
+
+def _image_handler(exc: Exception, request: ToolCallRequest) -> list[dict[str, Any]]:
+    return [TEXT, PNG_BLOCK]
+
+
+def _raise_key_error(request: ToolCallRequest) -> ToolMessage:
+    raise KeyError("record 7")
+
+
+async def _araise_key_error(request: ToolCallRequest) -> ToolMessage:
+    raise KeyError("record 7")
+
+
+def _reply(request: ModelRequest[Any]) -> ModelResponse[Any]:
+    return ModelResponse(result=[AIMessage("ok")])
+
+
+async def _areply(request: ModelRequest[Any]) -> ModelResponse[Any]:
+    return _reply(request)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_once_the_model_is_known_a_block_it_cannot_send_is_refused_at_the_failure(
+    path: Path,
+) -> None:
+    pytest.importorskip("langchain_openai")
+    from langchain_openai import ChatOpenAI
+
+    middleware = ToolErrorMiddleware(_image_handler)
+    seen: ModelRequest[Any] = ModelRequest(model=_bare(ChatOpenAI), messages=[])
+    tool_request = direct_request(LOOKUP, call("lookup", "c7", record_id=7))
+
+    if path == "sync":
+        middleware.wrap_model_call(seen, _reply)
+        with pytest.raises(TypeError) as raised:
+            middleware.wrap_tool_call(tool_request, _raise_key_error)
+    else:
+        asyncio.run(middleware.awrap_model_call(seen, _areply))
+        with pytest.raises(TypeError) as raised:
+            asyncio.run(middleware.awrap_tool_call(tool_request, _araise_key_error))
+
+    assert isinstance(raised.value.__cause__, KeyError)
+    assert "`lookup`" in str(raised.value)
+    assert " image/base64 block" in str(raised.value)
+
+
+def test_before_any_model_call_the_failure_is_answered_and_the_model_call_refuses() -> None:
+    pytest.importorskip("langchain_openai")
+    from langchain_openai import ChatOpenAI
+
+    middleware = ToolErrorMiddleware(_image_handler)
+    tool_request = direct_request(LOOKUP, call("lookup", "c7", record_id=7))
+
+    message = middleware.wrap_tool_call(tool_request, _raise_key_error)
+    assert isinstance(message, ToolMessage)
+    assert message.content == [TEXT, PNG_BLOCK]
+    later: ModelRequest[Any] = ModelRequest(model=_bare(ChatOpenAI), messages=[message])
+    with pytest.raises(TypeError) as raised:
+        middleware.wrap_model_call(later, _reply)
+
+    assert raised.value.__cause__ is None
+    assert " image/base64 block" in str(raised.value)
+
+
+def test_a_model_that_takes_the_block_lets_the_failure_be_answered() -> None:
+    pytest.importorskip("langchain_anthropic")
+    from langchain_anthropic import ChatAnthropic
+
+    middleware = ToolErrorMiddleware(_image_handler)
+    middleware.wrap_model_call(ModelRequest(model=_bare(ChatAnthropic), messages=[]), _reply)
+
+    message = middleware.wrap_tool_call(
+        direct_request(LOOKUP, call("lookup", "c7", record_id=7)), _raise_key_error
+    )
+
+    assert isinstance(message, ToolMessage)
+    assert message.content == [TEXT, PNG_BLOCK]

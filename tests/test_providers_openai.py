@@ -402,10 +402,11 @@ OPENAI_CLASS = f"{BaseChatOpenAI.__module__}.{BaseChatOpenAI.__qualname__}"
 def test_chat_completions_is_not_sent_blocks_its_tool_messages_refuse(
     server: Server, case: str, kind: str, prefix_off: bool
 ) -> None:
-    """Our middleware checks an error message before each model call: a Chat Completions
-    tool message takes text parts only, so the run raises `TypeError` naming the call, the
-    block and the class, and pointing to the Responses API, with the prefix on or off. The
-    server saw the first request only: the one with the tool result was never sent."""
+    """A Chat Completions tool message takes text parts only, so the run raises `TypeError`
+    naming the call, the block and the class, and pointing to the Responses API, with the
+    prefix on or off. The middleware has called this model already, so it refuses the
+    handler's blocks at the failure itself, chained to the tool's exception. The server saw
+    the first request only: the one with the tool result was never sent."""
     blocks = BLOCKS[case]
 
     def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
@@ -420,6 +421,7 @@ def test_chat_completions_is_not_sent_blocks_its_tool_messages_refuse(
 
     named = ("`lookup`", f"{kind} block", OPENAI_CLASS, "ChatOpenAI(use_responses_api=True)")
     assert [part for part in named if part not in str(error)] == []
+    assert isinstance(error.__cause__, KeyError)
     assert [r.path for r in requests] == [ENDPOINTS["chat_completions"]]
     assert tool_results("chat_completions", requests[0].json()) == []
 

@@ -17,6 +17,7 @@ from _langchain_tool_errors.checks import (
     require_tool_name,
 )
 from _langchain_tool_errors.failures import ReportedFailure
+from _langchain_tool_errors.providers import Provider
 from _langchain_tool_errors.route_table import RouteHandlers
 from _langchain_tool_errors.tool_calls import tool_name
 
@@ -68,18 +69,39 @@ async def _aask(
     return "on_error", None if on_error is None else on_error(failure, request)
 
 
-def handle(route: RouteHandlers, exc: Exception, request: ToolCallRequest) -> ToolMessage | None:
-    """The error message for a failure on the sync path, or `None` to re-raise it."""
+def handle(
+    route: RouteHandlers, exc: Exception, request: ToolCallRequest, provider: Provider | None
+) -> ToolMessage | None:
+    """The error message for a failure on the sync path, or `None` to re-raise it.
+
+    `provider` is the integration of the model the middleware last called, if any: a
+    content block it cannot send is refused here, chained to the tool's exception.
+    """
     content = _ask(route, exc, request)
-    return None if content is None else error_message("on_error", content, exc, request)
+    return None if content is None else _sendable("on_error", content, exc, request, provider)
 
 
 async def ahandle(
-    route: RouteHandlers, exc: Exception, request: ToolCallRequest
+    route: RouteHandlers, exc: Exception, request: ToolCallRequest, provider: Provider | None
 ) -> ToolMessage | None:
     """The error message for a failure on the async path, or `None` to re-raise it."""
     argument, content = await _aask(route, exc, request)
-    return None if content is None else error_message(argument, content, exc, request)
+    return None if content is None else _sendable(argument, content, exc, request, provider)
+
+
+def _sendable(
+    argument: str,
+    content: object,
+    exc: Exception,
+    request: ToolCallRequest,
+    provider: Provider | None,
+) -> ToolMessage:
+    """The error message, its blocks checked against the provider where it is known."""
+    message = error_message(argument, content, exc, request)
+    checked = message.content
+    if provider is not None and not isinstance(checked, str):
+        provider.require_taken(checked, message, exc)
+    return message
 
 
 def _replaced(message: ToolMessage, argument: str, content: object) -> ToolMessage:

@@ -43,7 +43,7 @@ from _langchain_tool_errors.handler_types import (
 )
 from _langchain_tool_errors.handling import ahandle, areplace, areply_to, handle, replace, reply_to
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, prepared
-from _langchain_tool_errors.providers import provider_of
+from _langchain_tool_errors.providers import Provider, provider_of
 from _langchain_tool_errors.route_table import RouteTable, except_clause, selects_reported, widest
 from _langchain_tool_errors.routes import Route, require_routes
 
@@ -371,6 +371,9 @@ class ToolErrorMiddleware(
         self._name = checked_name
         self._budget = checked_budget
         self._error_prefix = checked_prefix
+        # The integration of the model this middleware last called (None until it has):
+        # a handler's content block it cannot send is refused at the failure itself.
+        self._provider: Provider | None = None
         self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
         self._routes = routes
         # What the hooks read after a failure: the `except` clause, the routing table, and
@@ -548,7 +551,8 @@ class ToolErrorMiddleware(
             assert model_request.messages[0] is failed  # the agent's state is untouched
             ```
         """
-        messages = prepared(request.messages, provider_of(request.model), self._error_prefix)
+        provider = self._provider = provider_of(request.model)
+        messages = prepared(request.messages, provider, self._error_prefix)
         return handler(request if messages is None else request.override(messages=messages))
 
     @override
@@ -577,7 +581,8 @@ class ToolErrorMiddleware(
             assert isinstance(response, ModelResponse)
             ```
         """
-        messages = prepared(request.messages, provider_of(request.model), self._error_prefix)
+        provider = self._provider = provider_of(request.model)
+        messages = prepared(request.messages, provider, self._error_prefix)
         return await handler(request if messages is None else request.override(messages=messages))
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
@@ -623,7 +628,7 @@ class ToolErrorMiddleware(
             route = self._table.route(exc, request)
             if route is None:
                 raise
-            message = handle(route, exc, request)
+            message = handle(route, exc, request, self._provider)
             if message is None:
                 raise
             return message  # nothing counts here: a budget gives the watching class
@@ -667,7 +672,7 @@ class ToolErrorMiddleware(
             route = self._table.route(exc, request)
             if route is None:
                 raise
-            message = await ahandle(route, exc, request)
+            message = await ahandle(route, exc, request, self._provider)
             if message is None:
                 raise
             return message  # nothing counts here: a budget gives the watching class
@@ -699,7 +704,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             route = self._table.route(exc, request)  # an exception is its own kind
             if route is None:
                 raise
-            message = handle(route, exc, request)
+            message = handle(route, exc, request, self._provider)
             if message is None:
                 raise  # the handler declined: nothing is counted
             return _counted(self._accounts, message, exc, request, route[2])
@@ -735,7 +740,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             route = self._table.route(exc, request)
             if route is None:
                 raise
-            message = await ahandle(route, exc, request)
+            message = await ahandle(route, exc, request, self._provider)
             if message is None:
                 raise
             return _counted(self._accounts, message, exc, request, route[2])

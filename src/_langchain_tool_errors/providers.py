@@ -66,12 +66,17 @@ class Provider:
         self.taken: Final = taken
 
     def require_taken(
-        self, content: Sequence[str | Mapping[str, Any]], message: ToolMessage
+        self,
+        content: Sequence[str | Mapping[str, Any]],
+        message: ToolMessage,
+        cause: Exception | None = None,
     ) -> None:
         """Every block of an error message's content is one the provider takes.
 
         Raises:
-            TypeError: One is not: the request would be refused. Nothing is sent.
+            TypeError: One is not: the request would be refused. Nothing is sent. Chained
+                to `cause`, the tool's exception, when the handler's content is checked
+                at the failure.
         """
         taken = self.taken
         if taken is None:
@@ -90,7 +95,7 @@ class Provider:
                 f"of the kinds it takes ({', '.join(sorted(taken)) or 'none but text'})"
                 f"{_FIXES.get(self.name, '')}."
             )
-            raise TypeError(msg)
+            raise TypeError(msg) from cause
 
 
 def _kind(block: Mapping[str, Any]) -> str:

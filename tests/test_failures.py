@@ -18,7 +18,10 @@ from langchain_core.messages import AIMessage, InvalidToolCall, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from langgraph.errors import GraphRecursionError
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from pydantic import BaseModel
 
+from _langchain_tool_errors.classifying import field_errors
+from _langchain_tool_errors.failures import FAILURE_KINDS
 from langchain_tool_errors import (
     ErrorBudget,
     FailureKind,
@@ -445,3 +448,74 @@ def test_a_successful_message_is_never_classed(path: Path) -> None:
 
     assert tool_messages(result)["c"].text == "record 3: ok"
     assert seen.failures == []
+
+
+@pytest.mark.parametrize(
+    ("given", "suggested"),
+    [("invalid_args", "'invalid_arguments'"), ("unknown_tools", "'unknown_tool'")],
+)
+def test_a_misspelt_kind_is_refused_with_the_closest_kind_and_every_kind(
+    given: str, suggested: str
+) -> None:
+    kinds: Any = [given]
+
+    with pytest.raises(ValueError, match="not a kind of failure") as raised:
+        ErrorBudget(per_tool=3, kinds=kinds)
+
+    message = str(raised.value)
+    assert f"`kinds` has {given!r}" in message
+    assert f"Did you mean {suggested}? " in message
+    assert message.endswith(", ".join(repr(kind) for kind in FAILURE_KINDS) + ".")
+
+
+def test_a_kind_like_none_of_them_gets_no_suggestion() -> None:
+    kinds: Any = ["zzz"]
+
+    with pytest.raises(ValueError, match="not a kind of failure") as raised:
+        ErrorBudget(per_tool=3, kinds=kinds)
+
+    assert "Did you mean" not in str(raised.value)
+    assert "failure. The kinds are 'exception', " in str(raised.value)
+
+
+class _Address(BaseModel):
+    city: str
+
+
+class _Order(BaseModel):
+    address: _Address
+    quantity: int
+
+
+def _order(address: _Address, quantity: int) -> str:
+    return f"{quantity} to {address.city}"
+
+
+ORDER = StructuredTool.from_function(_order, name="order", args_schema=_Order, description="o")
+
+
+@pytest.mark.parametrize(
+    ("args", "fields"),
+    [
+        ({"address": {"city": 7}, "quantity": 1}, ["address.city"]),
+        ({"address": {}, "quantity": "x"}, ["address.city", "quantity"]),
+    ],
+)
+def test_field_errors_name_nested_fields_by_their_path(
+    args: dict[str, object], fields: list[str]
+) -> None:
+    errors = field_errors(ORDER, args)
+
+    assert [error.field for error in errors] == fields
+    assert all("7" not in error.expected for error in errors)
+
+
+def _echo_q(q: str) -> str:
+    return q
+
+
+def test_a_json_schema_tool_has_no_field_errors_to_report() -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    tool = StructuredTool(name="mcp", description="d", args_schema=schema, func=_echo_q)
+
+    assert field_errors(tool, {"q": 7}) == ()

@@ -267,6 +267,23 @@ def test_each_provider_class_has_its_form_known_by_name_with_its_subclasses() ->
     assert provider_of(ScriptedChatModel(script=[])).form == "prefix"
 
 
+@pytest.mark.parametrize("text", ['{"error": "it failed"}', '{"error": {"code": 3}}'])
+def test_a_text_already_in_geminis_error_key_is_sent_as_it_is(text: str) -> None:
+    failed = ToolMessage(text, tool_call_id="b", status="error")
+
+    assert prepared([failed], Provider("gemini", "error_key", None), "Error: ") is None
+
+
+def test_two_middleware_put_a_text_in_geminis_error_key_once() -> None:
+    gemini = Provider("gemini", "error_key", None)
+    failed = ToolMessage("it failed", tool_call_id="b", status="error")
+
+    once = prepared([failed], gemini, "Error: ")
+    assert once is not None
+    assert prepared(once, gemini, "Error: ") is None
+    assert once[0].content == '{"error": "it failed"}'
+
+
 def test_a_flagged_form_changes_nothing() -> None:
     failed = ToolMessage("boom", tool_call_id="b", status="error")
 
@@ -277,7 +294,8 @@ def test_a_flagged_form_changes_nothing() -> None:
     ("content", "expected"),
     [
         ("it failed", '{"error": "it failed"}'),
-        ('{"error": "x"}', '{"error": "{\\"error\\": \\"x\\"}"}'),
+        ('{"error": "x", "code": 3}', '{"error": "{\\"error\\": \\"x\\", \\"code\\": 3}"}'),
+        ('{"error": ', '{"error": "{\\"error\\": "}'),
         ([TEXT], [{"type": "text", "text": "Error: it failed"}]),
     ],
 )

@@ -279,7 +279,9 @@ ERROR_OBJECT = json.dumps({"error": "record 7 is gone"})
     ("prefix", "response"),
     [
         pytest.param(None, {"error": "record 7 is gone"}, id="unmarked: the API's error key"),
-        pytest.param("Error: ", {"error": ERROR_OBJECT}, id="marked: the text in the error key"),
+        pytest.param(
+            "Error: ", {"error": "record 7 is gone"}, id="marked: already in the error key"
+        ),
     ],
 )
 def test_a_json_object_text_is_sent_as_the_response_itself(

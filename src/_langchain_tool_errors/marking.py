@@ -47,7 +47,7 @@ def prepared(
         if form in (None, "flag") or prefix is None:
             continue
         if form == "error_key" and isinstance(content, str):
-            sent: str | list[str | dict[Any, Any]] | None = json.dumps({"error": content})
+            sent: str | list[str | dict[Any, Any]] | None = _in_error_key(content)
         else:
             sent = _with_prefix(content, prefix)
         if sent is None:
@@ -56,6 +56,18 @@ def prepared(
             copies = list(messages)
         copies[index] = message.model_copy(update={"content": sent})
     return copies
+
+
+def _in_error_key(content: str) -> str | None:
+    """The text as `{"error": text}`, or `None` if it already is (another middleware's)."""
+    if content.startswith('{"error": '):
+        try:
+            parsed: Any = json.loads(content)
+            if json.dumps({"error": parsed["error"]}) == content:
+                return None
+        except (ValueError, TypeError, KeyError):  # not JSON, not an object, no "error"
+            pass
+    return json.dumps({"error": content})
 
 
 def _with_prefix(

@@ -268,6 +268,14 @@ def require_name(name: object) -> str:
     return name
 
 
+def require_flag(argument: str, value: object) -> bool:
+    """A yes-or-no option is a `bool` (not a truthy value that might mean something else)."""
+    if isinstance(value, bool):
+        return value
+    msg = f"`{argument}` must be True or False, but got {_describe(value)}. Write {argument}=True."
+    raise TypeError(msg)
+
+
 def require_error_prefix(error_prefix: object) -> str | None:
     """`error_prefix` is a non-empty `str`, or `None` to send error messages unmarked.
 

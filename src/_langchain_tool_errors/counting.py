@@ -15,7 +15,6 @@ from typing import Any, Literal, TypeAlias
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command
 
 from _langchain_tool_errors.budget import COUNTS_KEY, ErrorBudget, ToolErrorBudgetExceeded
 from _langchain_tool_errors.failures import ReportedFailure, kind_of
@@ -86,26 +85,6 @@ class Accounts:
                 if budget.when_spent == "tell"
             )
         )
-
-    def count(
-        self,
-        message: ToolMessage,
-        failure: Exception | ReportedFailure,
-        request: ToolCallRequest,
-        route: int | None,
-    ) -> ToolMessage | Command[Any]:
-        """Count a failure against the budgets of its route and of the middleware.
-
-        Returns the message with the state update that counts it; or, once a budget is
-        spent, raises `ToolErrorBudgetExceeded` ("stop") or answers the call with the
-        budget's message instead ("tell"). A failure no budget counts keeps its message.
-        """
-        counts: dict[str, int] = request.state.get(COUNTS_KEY) or {}
-        spent = self.spend(failure, request, counts, route)
-        if spent is None:
-            return message
-        told, increments = spent
-        return Command(update={"messages": [told or message], COUNTS_KEY: increments})
 
     def spend(
         self,

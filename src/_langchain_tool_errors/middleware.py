@@ -14,7 +14,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, TracePolicy, omit_payload
 from typing_extensions import TypeVar, override
 
-from _langchain_tool_errors.budget import COUNTS_KEY, RESET_UPDATE, BudgetState, ErrorBudget
+from _langchain_tool_errors.budget import (
+    COUNTS_KEY,
+    RESET_UPDATE,
+    BudgetState,
+    ErrorBudget,
+    ToolErrorBudgetExceeded,
+)
 from _langchain_tool_errors.checks import (
     reject_async_on_error,
     reject_routes_keyword,
@@ -23,6 +29,7 @@ from _langchain_tool_errors.checks import (
     require_callable,
     require_error_prefix,
     require_exception_types,
+    require_flag,
     require_name,
     require_tool_selection,
 )
@@ -44,6 +51,17 @@ from _langchain_tool_errors.handler_types import (
 from _langchain_tool_errors.handling import ahandle, areplace, areply_to, handle, replace, reply_to
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, prepared
 from _langchain_tool_errors.providers import Provider, provider_of
+from _langchain_tool_errors.recording import (
+    FAILURES_KEY,
+    RESET_FAILURES,
+    AFailureListener,
+    FailureListener,
+    FailureOutcome,
+    FailureState,
+    Recorder,
+    ToolFailure,
+    require_listeners,
+)
 from _langchain_tool_errors.route_table import RouteTable, except_clause, selects_reported, widest
 from _langchain_tool_errors.routes import Route, require_routes
 
@@ -130,6 +148,8 @@ class ToolErrorMiddleware(
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         error_prefix: str | None = "Error: ",
+        record_failures: bool = False,
+        listeners: Sequence[FailureListener | AFailureListener] = (),
         name: str | None = None,
     ) -> None: ...
     # A sync handler and an async one, for every `Exception`.
@@ -142,6 +162,8 @@ class ToolErrorMiddleware(
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         error_prefix: str | None = "Error: ",
+        record_failures: bool = False,
+        listeners: Sequence[FailureListener | AFailureListener] = (),
         name: str | None = None,
     ) -> None: ...
     # A sync handler, on both paths, for the exception types in `exceptions=`.
@@ -154,6 +176,8 @@ class ToolErrorMiddleware(
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         error_prefix: str | None = "Error: ",
+        record_failures: bool = False,
+        listeners: Sequence[FailureListener | AFailureListener] = (),
         name: str | None = None,
     ) -> None: ...
     # An async handler only (the sync path is a type error), for the types in `exceptions=`.
@@ -166,6 +190,8 @@ class ToolErrorMiddleware(
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         error_prefix: str | None = "Error: ",
+        record_failures: bool = False,
+        listeners: Sequence[FailureListener | AFailureListener] = (),
         name: str | None = None,
     ) -> None: ...
     # An async handler only, for every `Exception` (the sync path is a type error). It also
@@ -182,6 +208,8 @@ class ToolErrorMiddleware(
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         error_prefix: str | None = "Error: ",
+        record_failures: bool = False,
+        listeners: Sequence[FailureListener | AFailureListener] = (),
         name: str | None = None,
     ) -> None: ...
     # A sync handler, on both paths, for every `Exception`.
@@ -193,6 +221,8 @@ class ToolErrorMiddleware(
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         error_prefix: str | None = "Error: ",
+        record_failures: bool = False,
+        listeners: Sequence[FailureListener | AFailureListener] = (),
         name: str | None = None,
     ) -> None: ...
     def __init__(
@@ -204,6 +234,8 @@ class ToolErrorMiddleware(
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         error_prefix: str | None = "Error: ",
+        record_failures: bool = False,
+        listeners: Sequence[FailureListener | AFailureListener] = (),
         name: str | None = None,
         routes: object = None,
     ) -> None:
@@ -228,6 +260,12 @@ class ToolErrorMiddleware(
                 this text goes in front of its content, once. (`ChatAnthropic` and
                 `ChatBedrockConverse` keep the flag; `ChatGoogleGenerativeAI` is sent a
                 text as Gemini's `error` key.) `None` sends every message as written.
+            record_failures: Keep a `ToolFailure` for each failure this middleware sees,
+                of every kind, in the agent state's `"tool_failures"`: part of the
+                output of `invoke`/`ainvoke`, one list per run. Defaults to `False`.
+            listeners: Sync (`FailureListener`) or async (`AFailureListener`) callables,
+                each told of every failure this middleware sees with its `ToolFailure`,
+                as it is settled. What one raises is logged and never changes the run.
             name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
                 Give each instance in one agent its own name.
             routes: Not taken here (a type error too): routes are built with
@@ -235,8 +273,9 @@ class ToolErrorMiddleware(
 
         Raises:
             TypeError: A handler is missing, not callable, or async where a sync one is
-                expected; or `exceptions`, `tools`, `budget` or `name` has the wrong type;
-                or `routes=` is given. A missing handler raises an error that is
+                expected; or `exceptions`, `tools`, `budget`, `record_failures`,
+                `listeners` or `name` has the wrong type, or a listener cannot be called
+                with one argument; or `routes=` is given. A missing handler raises an error that is
                 also a `ValueError`.
             ValueError: `exceptions` or `tools` is empty, `exceptions` names a
                 LangGraph control-flow signal, or `error_prefix` is empty.
@@ -255,6 +294,8 @@ class ToolErrorMiddleware(
             (Route(given[0], given[1], aon_error=given[2], tools=given[3]),),
             budget,
             error_prefix,
+            record_failures,
+            listeners,
             name,
         )
         # The overloads tie the handlers' content type and `exceptions=` to the class's type
@@ -272,6 +313,8 @@ class ToolErrorMiddleware(
         *,
         budget: ErrorBudget | None = None,
         error_prefix: str | None = "Error: ",
+        record_failures: bool = False,
+        listeners: Sequence[FailureListener | AFailureListener] = (),
         name: str | None = None,
     ) -> ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT]:
         """Build a middleware from ordered routes, each an `except` clause of its own.
@@ -291,6 +334,12 @@ class ToolErrorMiddleware(
                 this text goes in front of its content, once. (`ChatAnthropic` and
                 `ChatBedrockConverse` keep the flag; `ChatGoogleGenerativeAI` is sent a
                 text as Gemini's `error` key.) `None` sends every message as written.
+            record_failures: Keep a `ToolFailure` for each failure this middleware sees,
+                of every kind, in the agent state's `"tool_failures"`: part of the
+                output of `invoke`/`ainvoke`, one list per run. Defaults to `False`.
+            listeners: Sync (`FailureListener`) or async (`AFailureListener`) callables,
+                each told of every failure this middleware sees with its `ToolFailure`,
+                as it is settled. What one raises is logged and never changes the run.
             name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
 
         Returns:
@@ -298,8 +347,9 @@ class ToolErrorMiddleware(
             route has its own), and `exceptions` is the widest of the routes' types.
 
         Raises:
-            TypeError: `routes` is not a list or tuple of `Route`s, or `budget` or `name`
-                has the wrong type.
+            TypeError: `routes` is not a list or tuple of `Route`s, or `budget`,
+                `record_failures`, `listeners` or `name` has the wrong type, or a listener
+                cannot be called with one argument.
             ValueError: `routes` is empty, or a route can never match because earlier
                 routes catch all of its failures.
 
@@ -320,7 +370,9 @@ class ToolErrorMiddleware(
         middleware = cast(
             "ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT]", cls.__new__(cls)
         )
-        middleware._configure(checked_routes, budget, error_prefix, name)
+        middleware._configure(
+            checked_routes, budget, error_prefix, record_failures, listeners, name
+        )
         middleware._on_error = None
         middleware._aon_error = None
         middleware._tool_names = None
@@ -332,15 +384,20 @@ class ToolErrorMiddleware(
         routes: tuple[Route[Any], ...],
         budget: ErrorBudget | None,
         error_prefix: str | None,
+        record_failures: bool,
+        listeners: Sequence[FailureListener | AFailureListener],
         name: str | None,
     ) -> None:
         """Set up what every middleware has: name, budget, routes and the hooks' tables."""
         checked_budget = require_budget(budget)
         checked_prefix = require_error_prefix(error_prefix)
+        keeps = require_flag("record_failures", record_failures)
+        checked_listeners = require_listeners(listeners)
         checked_name = require_name(name)
         budgets = [checked_budget, *(route.budget for route in routes)]
+        records = keeps or bool(checked_listeners)
         chosen: type[ToolErrorMiddleware[Any, Any, Any]] = ToolErrorMiddleware
-        if any(budgets) or selects_reported(routes):
+        if any(budgets) or selects_reported(routes) or records:
             # Why a subclass, chosen here: langchain adds a graph node for `before_agent`
             # or `after_model` only to middleware whose class defines it, so the hooks that
             # count and watch (a reset at the start of each run; after each model reply,
@@ -350,14 +407,19 @@ class ToolErrorMiddleware(
             # success path, while users only ever construct and annotate
             # `ToolErrorMiddleware`. Choosing it before any attribute is set keeps
             # attribute access fast.
-            replies = any(
-                spent.when_spent == "tell" or "malformed_call" in spent.kinds
-                for spent in budgets
-                if spent
-            ) or any(
-                issubclass(MalformedToolCall, taken)
-                for route in routes
-                for taken in route.exceptions
+            # A record sees every kind of failure, malformed calls included.
+            replies = (
+                records
+                or any(
+                    spent.when_spent == "tell" or "malformed_call" in spent.kinds
+                    for spent in budgets
+                    if spent
+                )
+                or any(
+                    issubclass(MalformedToolCall, taken)
+                    for route in routes
+                    for taken in route.exceptions
+                )
             )
             chosen = _ReplyingToolErrorMiddleware if replies else _WatchingToolErrorMiddleware
         sync_capable = all(route.on_error is not None for route in routes)
@@ -381,6 +443,14 @@ class ToolErrorMiddleware(
         self._caught = except_clause(widest(routes))
         self._table = RouteTable(routes)
         self._accounts = Accounts(self._name, checked_budget, routes) if any(budgets) else None
+        # What the recording stage needs (`None` when nothing records or listens), and what
+        # `before_agent` sends at the start of a run: the counts, and the record, from zero.
+        self._listeners = checked_listeners
+        self._recorder = Recorder(self._name, keeps, checked_listeners) if records else None
+        self._reset: dict[str, Any] = {COUNTS_KEY: RESET_UPDATE}
+        if keeps:
+            self._reset[FAILURES_KEY] = RESET_FAILURES
+            self.state_schema = FailureState
 
     @property
     @override
@@ -501,11 +571,45 @@ class ToolErrorMiddleware(
         """
         return self._error_prefix
 
+    @property
+    def record_failures(self) -> bool:
+        """Whether each run's failures are kept in the agent state's `"tool_failures"`.
+
+        Read-only.
+
+        Example:
+            ```python
+            assert ToolErrorMiddleware(explain, record_failures=True).record_failures
+            assert not ToolErrorMiddleware(explain).record_failures
+            ```
+        """
+        return self._recorder is not None and self._recorder.keeps
+
+    @property
+    def listeners(self) -> tuple[FailureListener | AFailureListener, ...]:
+        """The listeners told of each failure, in the order they are told.
+
+        Read-only.
+
+        Example:
+            ```python
+            def count(failure: ToolFailure) -> None:
+                pass
+
+            assert ToolErrorMiddleware(explain, listeners=[count]).listeners == (count,)
+            ```
+        """
+        return self._listeners
+
     @override
     def __repr__(self) -> str:
         budget = "" if self._budget is None else f"budget={self._budget!r}, "
         if self._error_prefix != DEFAULT_ERROR_PREFIX:
             budget += f"error_prefix={self._error_prefix!r}, "
+        if self.record_failures:
+            budget += "record_failures=True, "
+        if self._listeners:
+            budget += f"listeners={list(self._listeners)!r}, "
         if self._on_error is None and self._aon_error is None:
             routes = list(self._routes)
             return f"ToolErrorMiddleware.from_routes({routes!r}, {budget}name={self._name!r})"
@@ -677,6 +781,45 @@ class ToolErrorMiddleware(
                 raise
             return message  # nothing counts here: a budget gives the watching class
 
+    def _concluded(
+        self,
+        message: ToolMessage,
+        failure: Exception | ReportedFailure,
+        request: ToolCallRequest,
+        route: int | None,
+    ) -> tuple[ToolMessage | Command[Any] | ToolErrorBudgetExceeded, ToolFailure | None]:
+        """The counting and recording stages of a failure that has its message.
+
+        Returns what the hook returns (or raises, a budget's stop, once it has told the
+        listeners) and the failure's record (`None` when nothing records or listens). Without
+        a record or listeners, a budget's stop is raised here.
+        """
+        accounts = self._accounts
+        recorder = self._recorder
+        told: ToolMessage | None = None
+        increments: dict[str, int] | None = None
+        if accounts is not None:
+            counts: dict[str, int] = request.state.get(COUNTS_KEY) or {}
+            try:
+                spent = accounts.spend(failure, request, counts, route)
+            except ToolErrorBudgetExceeded as stop:
+                if recorder is None:
+                    raise
+                return stop, recorder.failure(failure, request, route, "stopped")
+            if spent is not None:
+                told, increments = spent
+        if recorder is None:
+            if increments is None:
+                return message, None
+            return Command(update={"messages": [told or message], COUNTS_KEY: increments}), None
+        record = recorder.failure(failure, request, route, "answered" if told is None else "told")
+        update: dict[str, Any] = {"messages": [told or message]}
+        if increments is not None:
+            update[COUNTS_KEY] = increments
+        if recorder.keeps:
+            update[FAILURES_KEY] = [record]
+        return (message if len(update) == 1 else Command(update=update)), record
+
 
 class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
     """A middleware that also meets the failures that are not exceptions, and counts failures.
@@ -701,13 +844,20 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         except GraphBubbleUp:
             raise
         except self._caught as exc:
+            recorder = self._recorder
             route = self._table.route(exc, request)  # an exception is its own kind
-            if route is None:
+            message = None if route is None else handle(route, exc, request, self._provider)
+            if route is None or message is None:  # no route took it, or it declined
+                if recorder is not None:
+                    position = None if route is None else route[2]
+                    recorder.tell(recorder.failure(exc, request, position, "propagated"))
                 raise
-            message = handle(route, exc, request, self._provider)
-            if message is None:
-                raise  # the handler declined: nothing is counted
-            return _counted(self._accounts, message, exc, request, route[2])
+            outcome, record = self._concluded(message, exc, request, route[2])
+            if recorder is not None and record is not None:
+                recorder.tell(record)
+            if isinstance(outcome, ToolErrorBudgetExceeded):
+                raise outcome from exc
+            return outcome
         # Only an error message is classified. `type() is` first: `isinstance` against a
         # pydantic model class goes through its ABC metaclass, several times slower, and
         # this is the success path.
@@ -717,13 +867,18 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             return result
         error = result
 
+        recorder = self._recorder
         failure = classify(error, request)
         route = self._table.route(failure, request)
         if route is not None:
             error = replace(route, failure, error, request)
-        return _counted(
-            self._accounts, error, failure, request, None if route is None else route[2]
-        )
+        position = None if route is None else route[2]
+        outcome, record = self._concluded(error, failure, request, position)
+        if recorder is not None and record is not None:
+            recorder.tell(record)
+        if isinstance(outcome, ToolErrorBudgetExceeded):
+            raise outcome
+        return outcome
 
     @override
     async def awrap_tool_call(
@@ -737,13 +892,20 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         except GraphBubbleUp:
             raise
         except self._caught as exc:
+            recorder = self._recorder
             route = self._table.route(exc, request)
-            if route is None:
+            message = None if route is None else await ahandle(route, exc, request, self._provider)
+            if route is None or message is None:
+                if recorder is not None:
+                    position = None if route is None else route[2]
+                    await recorder.atell(recorder.failure(exc, request, position, "propagated"))
                 raise
-            message = await ahandle(route, exc, request, self._provider)
-            if message is None:
-                raise
-            return _counted(self._accounts, message, exc, request, route[2])
+            outcome, record = self._concluded(message, exc, request, route[2])
+            if recorder is not None and record is not None:
+                await recorder.atell(record)
+            if isinstance(outcome, ToolErrorBudgetExceeded):
+                raise outcome from exc
+            return outcome
         # Only an error message is classified. `type() is` first: `isinstance` against a
         # pydantic model class goes through its ABC metaclass, several times slower, and
         # this is the success path.
@@ -753,23 +915,28 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             return result
         error = result
 
+        recorder = self._recorder
         failure = classify(error, request)
         route = self._table.route(failure, request)
         if route is not None:
             error = await areplace(route, failure, error, request)
-        return _counted(
-            self._accounts, error, failure, request, None if route is None else route[2]
-        )
+        position = None if route is None else route[2]
+        outcome, record = self._concluded(error, failure, request, position)
+        if recorder is not None and record is not None:
+            await recorder.atell(record)
+        if isinstance(outcome, ToolErrorBudgetExceeded):
+            raise outcome
+        return outcome
 
     @override
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
         """A new run starts from zero (resumes of an interrupt do not pass here)."""
-        return {COUNTS_KEY: RESET_UPDATE}
+        return dict(self._reset)
 
     @override
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
         """A new run starts from zero, on the async path."""
-        return {COUNTS_KEY: RESET_UPDATE}
+        return dict(self._reset)
 
 
 _Settled: TypeAlias = tuple[MalformedToolCall, ToolCallRequest, ToolMessage | None, int | None]
@@ -793,7 +960,14 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
             route = self._table.route(failure, request)
             reply = None if route is None else reply_to(route, failure, request)
             settled.append((failure, request, reply, None if route is None else route[2]))
-        return self._settle(state, settled)
+        update, records, stop = self._settle(state, settled)
+        recorder = self._recorder
+        if recorder is not None:
+            for record in records:
+                recorder.tell(record)
+        if stop is not None:
+            raise stop
+        return update
 
     @override
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -803,32 +977,56 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
             route = self._table.route(failure, request)
             reply = None if route is None else await areply_to(route, failure, request)
             settled.append((failure, request, reply, None if route is None else route[2]))
-        return self._settle(state, settled)
+        update, records, stop = self._settle(state, settled)
+        recorder = self._recorder
+        if recorder is not None:
+            for record in records:
+                await recorder.atell(record)
+        if stop is not None:
+            raise stop
+        return update
 
     def _settle(
         self,
         state: Any,
         settled: list[_Settled],
-    ) -> dict[str, Any] | None:
-        """Count the malformed calls, then answer them and the calls to closed tools.
+    ) -> tuple[dict[str, Any] | None, list[ToolFailure], ToolErrorBudgetExceeded | None]:
+        """Count and record the malformed calls, then answer them and the calls to closed tools.
 
         A malformed call no route answered is left to `create_agent`, which answers it
         before the next model call, unless a "tell" budget it spent answers it.
+
+        Returns:
+            The state update, the records for the listeners, and the budget's stop to
+            raise once they are told (`None` if the run goes on). Without listeners or a
+            record, a stop is raised here.
         """
         accounts = self._accounts
+        recorder = self._recorder
         messages: list[ToolMessage] = []
         increments: dict[str, int] = {}
         counts: dict[str, int] = dict(state.get(COUNTS_KEY) or {})
+        records: list[ToolFailure] = []
         for failure, request, reply, route in settled:
             answer = reply
+            outcome: FailureOutcome = "answered"
             if accounts is not None:
-                spent = accounts.spend(failure, request, counts, route)
+                try:
+                    spent = accounts.spend(failure, request, counts, route)
+                except ToolErrorBudgetExceeded as stop:
+                    if recorder is None:
+                        raise
+                    records.append(recorder.failure(failure, request, route, "stopped"))
+                    return None, records, stop
                 if spent is not None:
                     told, more = spent
-                    answer = told or reply
+                    if told is not None:
+                        answer, outcome = told, "told"
                     for key, value in more.items():
                         increments[key] = increments.get(key, 0) + value
                         counts[key] = counts.get(key, 0) + value
+            if recorder is not None:
+                records.append(recorder.failure(failure, request, route, outcome))
             if answer is not None:
                 messages.append(answer)
         if accounts is not None:
@@ -838,7 +1036,9 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
             update["messages"] = messages
         if increments:
             update[COUNTS_KEY] = increments
-        return update or None
+        if records and recorder is not None and recorder.keeps:
+            update[FAILURES_KEY] = records
+        return update or None, records, None
 
 
 class _SyncPathRefused(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
@@ -881,14 +1081,3 @@ _REFUSING_SYNC_PATH: dict[
     _ReplyingToolErrorMiddleware: _AsyncOnlyReplying,
 }
 """Each middleware class's `AsyncOnly` counterpart."""
-
-
-def _counted(
-    accounts: Accounts | None,
-    message: ToolMessage,
-    failure: Exception | ReportedFailure,
-    request: ToolCallRequest,
-    route: int | None,
-) -> ToolMessage | Command[Any]:
-    """The counting stage, where the middleware has budgets (a route alone counts nothing)."""
-    return message if accounts is None else accounts.count(message, failure, request, route)

@@ -4,7 +4,8 @@
 `ToolMessage`s, with configuration mistakes caught by mypy and pyright and, for code that
 skips them, by matching checks at run time. The failures a model reads that are not
 exceptions (invalid arguments, unknown tools, errors tools report, malformed calls) have a
-class each, for routes, and a kind, for budgets.
+class each, for routes, and a kind, for budgets. Every failure can be kept in a record of
+the run (`record_failures=True`) and told to listeners as it happens.
 """
 
 from _langchain_tool_errors.budget import ErrorBudget, ToolErrorBudgetExceeded
@@ -28,13 +29,22 @@ from _langchain_tool_errors.handler_types import (
     ToolSelection,
 )
 from _langchain_tool_errors.middleware import ToolErrorMiddleware
+from _langchain_tool_errors.recording import (
+    AFailureListener,
+    FailureListener,
+    FailureOutcome,
+    ToolFailure,
+)
 from _langchain_tool_errors.routes import Route
 
 __all__ = [
+    "AFailureListener",
     "AOnError",
     "AsyncOnly",
     "ErrorBudget",
     "FailureKind",
+    "FailureListener",
+    "FailureOutcome",
     "FieldError",
     "HandlerMode",
     "InnerMiddlewareError",
@@ -47,6 +57,7 @@ __all__ = [
     "ToolErrorBudgetExceeded",
     "ToolErrorContent",
     "ToolErrorMiddleware",
+    "ToolFailure",
     "ToolReportedError",
     "ToolSelection",
     "UnknownTool",

@@ -49,6 +49,7 @@ from _langchain_tool_errors.handler_types import (
     ToolSelection,
 )
 from _langchain_tool_errors.handling import ahandle, areplace, areply_to, handle, replace, reply_to
+from _langchain_tool_errors.inner_commands import answered_inside, put_back
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, prepared
 from _langchain_tool_errors.providers import Provider, provider_of
 from _langchain_tool_errors.recording import (
@@ -64,6 +65,7 @@ from _langchain_tool_errors.recording import (
 )
 from _langchain_tool_errors.route_table import RouteTable, except_clause, selects_reported, widest
 from _langchain_tool_errors.routes import Route, require_routes
+from _langchain_tool_errors.tool_calls import tool_name
 
 _ContentT_co = TypeVar(
     "_ContentT_co", bound=ToolErrorContent, default=ToolErrorContent, covariant=True
@@ -781,6 +783,11 @@ class ToolErrorMiddleware(
                 raise
             return message  # nothing counts here: a budget gives the watching class
 
+    def _ignores(self, request: ToolCallRequest) -> bool:
+        """Whether the call is to a tool outside `tools=`: no stage sees its failures."""
+        names = self._tool_names
+        return names is not None and tool_name(request) not in names
+
     def _concluded(
         self,
         message: ToolMessage,
@@ -848,7 +855,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             route = self._table.route(exc, request)  # an exception is its own kind
             message = None if route is None else handle(route, exc, request, self._provider)
             if route is None or message is None:  # no route took it, or it declined
-                if recorder is not None:
+                if recorder is not None and not self._ignores(request):
                     position = None if route is None else route[2]
                     recorder.tell(recorder.failure(exc, request, position, "propagated"))
                 raise
@@ -862,10 +869,17 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         # pydantic model class goes through its ABC metaclass, several times slower, and
         # this is the success path.
         if not (type(result) is ToolMessage or isinstance(result, ToolMessage)):
+            # Not a message: an inner middleware's `Command` may still answer with one.
+            inner = answered_inside(result, request)
+            if inner is None:
+                return result
+            error, rest = inner
+        elif result.status != "error":
             return result
-        if result.status != "error":
+        else:
+            error, rest = result, None
+        if self._ignores(request):
             return result
-        error = result
 
         recorder = self._recorder
         failure = classify(error, request)
@@ -878,7 +892,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             recorder.tell(record)
         if isinstance(outcome, ToolErrorBudgetExceeded):
             raise outcome
-        return outcome
+        return outcome if rest is None else put_back(rest, outcome)
 
     @override
     async def awrap_tool_call(
@@ -896,7 +910,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             route = self._table.route(exc, request)
             message = None if route is None else await ahandle(route, exc, request, self._provider)
             if route is None or message is None:
-                if recorder is not None:
+                if recorder is not None and not self._ignores(request):
                     position = None if route is None else route[2]
                     await recorder.atell(recorder.failure(exc, request, position, "propagated"))
                 raise
@@ -910,10 +924,17 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         # pydantic model class goes through its ABC metaclass, several times slower, and
         # this is the success path.
         if not (type(result) is ToolMessage or isinstance(result, ToolMessage)):
+            # Not a message: an inner middleware's `Command` may still answer with one.
+            inner = answered_inside(result, request)
+            if inner is None:
+                return result
+            error, rest = inner
+        elif result.status != "error":
             return result
-        if result.status != "error":
+        else:
+            error, rest = result, None
+        if self._ignores(request):
             return result
-        error = result
 
         recorder = self._recorder
         failure = classify(error, request)
@@ -926,7 +947,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             await recorder.atell(record)
         if isinstance(outcome, ToolErrorBudgetExceeded):
             raise outcome
-        return outcome
+        return outcome if rest is None else put_back(rest, outcome)
 
     @override
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
@@ -957,6 +978,8 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
         """Answer the model's malformed calls, and its calls to tools a budget has closed."""
         settled: list[_Settled] = []
         for failure, request in malformed_calls(state, runtime):
+            if self._ignores(request):
+                continue
             route = self._table.route(failure, request)
             reply = None if route is None else reply_to(route, failure, request)
             settled.append((failure, request, reply, None if route is None else route[2]))
@@ -974,6 +997,8 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
         """The same answers on the async path."""
         settled: list[_Settled] = []
         for failure, request in malformed_calls(state, runtime):
+            if self._ignores(request):
+                continue
             route = self._table.route(failure, request)
             reply = None if route is None else await areply_to(route, failure, request)
             settled.append((failure, request, reply, None if route is None else route[2]))

@@ -1,0 +1,686 @@
+"""The record of a run's failures and the listeners, through real agents on both paths."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path as FilePath
+from typing import Any
+
+import pytest
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import AIMessage, HumanMessage, InvalidToolCall
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command, interrupt
+
+from langchain_tool_errors import (
+    ErrorBudget,
+    InvalidArguments,
+    MalformedToolCall,
+    ReportedFailure,
+    Route,
+    ToolErrorBudgetExceeded,
+    ToolErrorMiddleware,
+    ToolFailure,
+)
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import ScriptedChatModel
+from tests._agents import (
+    PATHS,
+    Agent,
+    Path,
+    build_agent,
+    call,
+    echo_tool,
+    failing_tool,
+    run,
+    tool_messages,
+)
+from tests.conftest import FIGURES
+
+UntypedMiddleware: Any = ToolErrorMiddleware
+
+
+def agent_of(
+    tools: Sequence[BaseTool],
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]],
+    script: list[Any],
+    checkpointer: BaseCheckpointSaver[str] | None = None,
+) -> Agent:
+    # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    built: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=list(tools),
+        middleware=list(middleware),
+        checkpointer=checkpointer,
+    )
+    return built
+
+
+def turns(*plans: Sequence[str]) -> list[Any]:
+    """A script: one model turn per plan, calling the tools it names, then a final answer."""
+    return [
+        AIMessage("", tool_calls=[call(name, f"t{turn}-{i}") for i, name in enumerate(plan)])
+        for turn, plan in enumerate(plans)
+    ] + [AIMessage("done")]
+
+
+def reporting_tool() -> BaseTool:
+    """A tool that answers its own failure (`handle_tool_error=True`)."""
+
+    def archive(record_id: int) -> str:
+        """Archive a record."""
+        raise ToolException("archive is read-only")
+
+    return StructuredTool.from_function(archive, handle_tool_error=True)
+
+
+def summary(result: dict[str, Any]) -> list[tuple[str, str, str, str, int | None]]:
+    failures: list[ToolFailure] = result["tool_failures"]
+    return [(f["tool"], f["kind"], f["error_type"], f["outcome"], f["route"]) for f in failures]
+
+
+def recording(**options: Any) -> ToolErrorMiddleware:
+    middleware: ToolErrorMiddleware = UntypedMiddleware(
+        report_type_only, record_failures=True, **options
+    )
+    return middleware
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_output_holds_every_kind_of_failure_of_the_run(path: Path) -> None:
+    malformed = AIMessage(
+        "",
+        invalid_tool_calls=[
+            InvalidToolCall(name="echo", args="{", id="cut", error="eof", type="invalid_tool_call")
+        ],
+    )
+    script = [
+        AIMessage(
+            "",
+            tool_calls=[
+                call("search", "a", query="x"),
+                call("nowhere", "b"),
+                call("echo", "c", query=["not", "a", "str"]),
+                call("archive", "d", record_id=7),
+                call("echo", "e", query="fine"),
+            ],
+        ),
+        malformed,
+        AIMessage("done"),
+    ]
+    tools = [failing_tool("search", ConnectionError("down")), echo_tool(), reporting_tool()]
+    agent = agent_of(tools, [recording()], script)
+
+    result = run(agent, path)
+
+    assert sorted(summary(result)) == sorted(
+        [
+            ("search", "exception", "ConnectionError", "answered", 0),
+            ("nowhere", "unknown_tool", "langchain_tool_errors.UnknownTool", "answered", None),
+            (
+                "echo",
+                "invalid_arguments",
+                "langchain_tool_errors.InvalidArguments",
+                "answered",
+                None,
+            ),
+            (
+                "archive",
+                "tool_reported",
+                "langchain_tool_errors.ToolReportedError",
+                "answered",
+                None,
+            ),
+            ("echo", "malformed_call", "langchain_tool_errors.MalformedToolCall", "answered", None),
+        ]
+    )
+    by_call = {f["call_id"]: f for f in result["tool_failures"]}
+    assert set(by_call) == {"a", "b", "c", "d", "cut"}  # the call that succeeded is not in it
+    assert {f["middleware"] for f in result["tool_failures"]} == {"ToolErrorMiddleware"}
+    FIGURES.append(f"record ({path}): 5 failures of 5 kinds in one run's output")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_record_names_the_route_that_took_each_failure(path: Path) -> None:
+    def rewrite(failure: ReportedFailure, request: ToolCallRequest) -> str:
+        return "rewritten"
+
+    middleware = ToolErrorMiddleware.from_routes(
+        [
+            Route(KeyError, report_type_only),
+            Route(InvalidArguments, rewrite),
+            Route(Exception, report_type_only),
+        ],
+        record_failures=True,
+        name="routed",
+    )
+    tools = [
+        failing_tool("lookup", KeyError("k")),
+        failing_tool("fetch", TimeoutError("t")),
+        echo_tool(),
+    ]
+    script = [
+        AIMessage(
+            "",
+            tool_calls=[call("lookup", "1"), call("fetch", "2"), call("echo", "3", query=[1])],
+        ),
+        AIMessage("done"),
+    ]
+
+    result = run(agent_of(tools, [middleware], script), path)
+
+    routes = {f["call_id"]: (f["route"], f["error_type"]) for f in result["tool_failures"]}
+    assert routes == {
+        "1": (0, "KeyError"),
+        "2": (2, "TimeoutError"),
+        "3": (1, "langchain_tool_errors.InvalidArguments"),
+    }
+    assert tool_messages(result)["3"].text == "rewritten"
+    assert {f["middleware"] for f in result["tool_failures"]} == {"routed"}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_record_holds_no_message_and_no_argument(path: Path) -> None:
+    error = KeyError("secret-token-123")
+    agent = build_agent(
+        [failing_tool("search", error)], [recording()], [call("search", "s", query="secret-arg")]
+    )
+
+    result = run(agent, path)
+
+    [failure] = result["tool_failures"]
+    assert "secret" not in repr(failure)
+    assert set(failure) == {
+        "middleware",
+        "tool",
+        "call_id",
+        "kind",
+        "error_type",
+        "route",
+        "outcome",
+    }
+    assert failure["error_type"] == "KeyError"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_exception_type_is_named_with_its_module(path: Path) -> None:
+    agent = build_agent(
+        [failing_tool("ask", ToolException("x")), failing_tool("run", TimeoutError())],
+        [recording()],
+        [call("ask", "a"), call("run", "b")],
+    )
+
+    result = run(agent, path)
+
+    types = {f["tool"]: f["error_type"] for f in result["tool_failures"]}
+    assert types == {"ask": "langchain_core.tools.base.ToolException", "run": "TimeoutError"}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_parallel_failures_in_one_step_are_all_kept(path: Path) -> None:
+    names = [f"tool{i}" for i in range(20)]
+    tools = [failing_tool(name, LookupError(name)) for name in names]
+    agent = build_agent(tools, [recording()], [call(name, name) for name in names])
+
+    result = run(agent, path)
+
+    assert sorted(f["call_id"] or "" for f in result["tool_failures"]) == sorted(names)
+    FIGURES.append(f"record ({path}): 20 parallel failures in one step, 20 records")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_each_run_on_a_thread_has_its_own_record(path: Path) -> None:
+    agent = agent_of(
+        [failing_tool("search", LookupError("x"))],
+        [recording()],
+        [*turns(["search"], ["search"])[:2], AIMessage("first"), *turns(["search"])],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+
+    first = run(agent, path, {"messages": [HumanMessage("one")]}, config)
+    second = run(agent, path, {"messages": [HumanMessage("two")]}, config)
+
+    assert [f["call_id"] for f in first["tool_failures"]] == ["t0-0", "t1-0"]
+    assert [f["call_id"] for f in second["tool_failures"]] == ["t0-0"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_run_with_no_failure_has_an_empty_record(path: Path) -> None:
+    agent = build_agent([echo_tool()], [recording()], [call("echo", "e", query="hi")])
+
+    assert run(agent, path)["tool_failures"] == []
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_without_record_failures_the_output_has_no_record(path: Path) -> None:
+    seen: list[ToolFailure] = []
+    agent = build_agent(
+        [failing_tool("search", LookupError("x"))],
+        [ToolErrorMiddleware(report_type_only, listeners=[seen.append])],
+        [call("search", "s")],
+    )
+
+    result = run(agent, path)
+
+    assert "tool_failures" not in result
+    assert [f["outcome"] for f in seen] == ["answered"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tell_budget_records_told_and_a_stop_budget_tells_the_listeners_stopped(
+    path: Path,
+) -> None:
+    told_seen: list[ToolFailure] = []
+    tell = recording(
+        budget=ErrorBudget(per_tool=1, when_spent="tell"), listeners=[told_seen.append]
+    )
+    result = run(
+        agent_of([failing_tool("svc", LookupError("x"))], [tell], turns(["svc"], ["svc"])), path
+    )
+    assert [f["outcome"] for f in result["tool_failures"]] == ["answered", "told"]
+    assert told_seen == result["tool_failures"]
+
+    stopped_seen: list[ToolFailure] = []
+    stop = recording(budget=ErrorBudget(per_tool=1), listeners=[stopped_seen.append])
+    agent = agent_of([failing_tool("svc", LookupError("x"))], [stop], turns(["svc"], ["svc"]))
+    with pytest.raises(ToolErrorBudgetExceeded):
+        run(agent, path)
+    assert [(f["call_id"], f["outcome"]) for f in stopped_seen] == [
+        ("t0-0", "answered"),
+        ("t1-0", "stopped"),
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_budget_stopping_the_run_at_a_malformed_call_tells_the_listeners(path: Path) -> None:
+    seen: list[ToolFailure] = []
+    malformed = [
+        AIMessage(
+            "",
+            # A valid call beside it keeps the run going (a reply with none ends it).
+            tool_calls=[call("echo", f"ok{i}", query="fine")],
+            invalid_tool_calls=[
+                InvalidToolCall(
+                    name="echo", args="{", id=f"cut{i}", error="eof", type="invalid_tool_call"
+                )
+            ],
+        )
+        for i in range(3)
+    ]
+    middleware = recording(budget=ErrorBudget(per_run=2), listeners=[seen.append])
+    agent = agent_of([echo_tool()], [middleware], [*malformed, AIMessage("done")])
+
+    with pytest.raises(ToolErrorBudgetExceeded):
+        run(agent, path)
+
+    assert [(f["call_id"], f["kind"], f["outcome"]) for f in seen] == [
+        ("cut0", "malformed_call", "answered"),
+        ("cut1", "malformed_call", "answered"),
+        ("cut2", "malformed_call", "stopped"),
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_declined_or_unrouted_exception_is_told_as_propagated(path: Path) -> None:
+    def declines(exc: Exception, request: ToolCallRequest) -> str | None:
+        return None
+
+    seen: list[ToolFailure] = []
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(ValueError, declines, tools=["a"])], listeners=[seen.append]
+    )
+    declined = ValueError("bad")
+    for tool, error in (("a", declined), ("b", ValueError("other tool"))):
+        agent = build_agent([failing_tool(tool, error)], [middleware], [call(tool, tool)])
+        with pytest.raises(ValueError, match=r"bad|other tool") as raised:
+            run(agent, path)
+        assert raised.value is error
+
+    assert [(f["tool"], f["route"], f["outcome"]) for f in seen] == [
+        ("a", 0, "propagated"),
+        ("b", None, "propagated"),
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_record_survives_an_interrupt_and_a_resume_by_another_agent(
+    path: Path, tmp_path: FilePath
+) -> None:
+    def approve(action: str = "") -> str:
+        return f"approved by {interrupt({'approve': action})}"
+
+    def agent(checkpointer: BaseCheckpointSaver[str]) -> Agent:
+        # A new agent and middleware: only the checkpoint holds the first failure.
+        tools = [
+            failing_tool("weather", LookupError("x")),
+            StructuredTool.from_function(approve, name="approve", description="asks"),
+        ]
+        return agent_of(
+            tools,
+            [recording()],
+            turns(["weather"], ["approve"], ["weather"]),
+            checkpointer=checkpointer,
+        )
+
+    config: RunnableConfig = {"configurable": {"thread_id": "approval"}}
+    database = str(tmp_path / "checkpoints.sqlite")
+    if path == "async":
+        pytest.importorskip("aiosqlite")
+    with SqliteSaver.from_conn_string(database) as checkpointer:
+        paused = agent(checkpointer).invoke({"messages": [HumanMessage("go")]}, config)
+    assert "__interrupt__" in paused
+    assert [f["call_id"] for f in paused["tool_failures"]] == ["t0-0"]
+
+    if path == "sync":
+        with SqliteSaver.from_conn_string(database) as checkpointer:
+            resumed = agent(checkpointer).invoke(Command(resume="bob"), config)
+    else:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async def resume() -> dict[str, Any]:
+            async with AsyncSqliteSaver.from_conn_string(database) as saver:
+                return await agent(saver).ainvoke(Command(resume="bob"), config)
+
+        resumed = asyncio.run(resume())
+
+    assert [f["call_id"] for f in resumed["tool_failures"]] == ["t0-0", "t2-0"]
+    FIGURES.append(f"record ({path}): kept across an interrupt, resumed by a new agent (SQLite)")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_two_recording_middleware_each_name_themselves(path: Path) -> None:
+    outer = recording(name="outer")
+    inner = recording(name="inner")
+    agent = build_agent(
+        [failing_tool("search", LookupError("x"))], [outer, inner], [call("search", "s")]
+    )
+
+    result = run(agent, path)
+
+    # The inner one answered the exception; the outer one saw the inner one's answer.
+    assert sorted((f["middleware"], f["kind"]) for f in result["tool_failures"]) == [
+        ("inner", "exception"),
+        ("outer", "inner_middleware"),
+    ]
+
+
+# Listeners.
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_listeners_are_told_in_order_each_with_its_own_copy(path: Path) -> None:
+    order: list[str] = []
+
+    def first(failure: ToolFailure) -> None:
+        order.append("first")
+        failure["tool"] = "tampered"
+
+    async def second(failure: ToolFailure) -> None:
+        await asyncio.sleep(0)
+        order.append(f"second saw {failure['tool']}")
+
+    def third(failure: ToolFailure) -> None:
+        order.append(f"third saw {failure['tool']}")
+
+    listeners: list[Callable[[ToolFailure], Any]] = [first, third]
+    if path == "async":
+        listeners.insert(1, second)
+    agent = build_agent(
+        [failing_tool("search", LookupError("x"))],
+        [recording(listeners=listeners)],
+        [call("search", "s")],
+    )
+
+    result = run(agent, path)
+
+    expected = ["first", "second saw search", "third saw search"]
+    assert order == (expected if path == "async" else [expected[0], expected[2]])
+    assert result["tool_failures"][0]["tool"] == "search"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_listener_that_raises_is_logged_and_changes_nothing(
+    path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(failure: ToolFailure) -> None:
+        raise RuntimeError("listener bug")
+
+    async def abroken(failure: ToolFailure) -> None:
+        raise RuntimeError("async listener bug")
+
+    after: list[ToolFailure] = []
+    listeners: list[Callable[[ToolFailure], Any]] = [broken, after.append]
+    if path == "async":
+        listeners.insert(1, abroken)
+    tools = [failing_tool("search", LookupError("x"))]
+    calls = [call("search", "s")]
+    quiet = run(build_agent(tools, [ToolErrorMiddleware(report_type_only)], calls), path)
+
+    with caplog.at_level(logging.ERROR, logger="langchain_tool_errors"):
+        result = run(build_agent(tools, [recording(listeners=listeners)], calls), path)
+
+    assert [m.text for m in result["messages"]] == [m.text for m in quiet["messages"]]
+    assert len(after) == 1  # the listeners after the broken one were still told
+    raised = [r for r in caplog.records if r.exc_info is not None]
+    assert [str(r.exc_info[1]) for r in raised if r.exc_info] == (
+        ["listener bug", "async listener bug"] if path == "async" else ["listener bug"]
+    )
+    assert all("search" in r.getMessage() and "s" in r.getMessage() for r in raised)
+    assert "listener bug" not in " ".join(m.text for m in result["messages"])
+
+
+def test_an_async_listener_on_the_sync_path_is_not_run_and_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ran: list[ToolFailure] = []
+
+    async def alert(failure: ToolFailure) -> None:
+        ran.append(failure)
+
+    agent = build_agent(
+        [failing_tool("search", LookupError("x"))],
+        [ToolErrorMiddleware(report_type_only, listeners=[alert])],
+        [call("search", "s1")],
+    )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # "coroutine was never awaited"
+        with caplog.at_level(logging.ERROR, logger="langchain_tool_errors"):
+            result = run(agent, "sync")
+        gc.collect()
+
+    assert ran == []
+    assert tool_messages(result)["s1"].status == "error"
+    [logged] = caplog.records
+    message = logged.getMessage()
+    assert "alert" in message
+    assert "search" in message
+    assert "s1" in message
+    assert "ainvoke" in message  # the fix
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_listeners_do_not_touch_the_success_path(path: Path) -> None:
+    seen: list[ToolFailure] = []
+    agent = build_agent(
+        [echo_tool()], [recording(listeners=[seen.append])], [call("echo", "e", query="hi")]
+    )
+
+    result = run(agent, path)
+
+    assert seen == []
+    assert tool_messages(result)["e"].text == "echo: hi"
+
+
+def test_a_middleware_with_neither_keeps_the_plain_class() -> None:
+    assert type(ToolErrorMiddleware(report_type_only)) is ToolErrorMiddleware
+    assert type(recording()) is not ToolErrorMiddleware
+    assert type(ToolErrorMiddleware(report_type_only, listeners=[print])) is not ToolErrorMiddleware
+
+
+def test_the_options_read_back_and_show_in_the_repr() -> None:
+    seen: list[ToolFailure] = []
+    middleware = recording(listeners=[seen.append])
+
+    assert middleware.record_failures is True
+    assert middleware.listeners == (seen.append,)
+    assert "record_failures=True" in repr(middleware)
+    assert "listeners=[<built-in method append" in repr(middleware)
+    plain = ToolErrorMiddleware(report_type_only)
+    assert (plain.record_failures, plain.listeners) == (False, ())
+    assert "record_failures" not in repr(plain)
+    assert "listeners" not in repr(plain)
+
+
+# The runtime twins of the static checks.
+
+
+class TakesNothing:
+    def __call__(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "names"),
+    [
+        (
+            {"record_failures": "yes"},
+            TypeError,
+            ["`record_failures`", "'yes'", "record_failures=True"],
+        ),
+        ({"record_failures": 1}, TypeError, ["`record_failures`", "1", "record_failures=True"]),
+        ({"listeners": print}, TypeError, ["`listeners`", "list or tuple", "listeners=["]),
+        ({"listeners": "print"}, TypeError, ["`listeners`", "'print'"]),
+        ({"listeners": [print, 3]}, TypeError, ["`listeners[1]`", "3", "callable"]),
+        (
+            {"listeners": [lambda: None]},
+            TypeError,
+            ["`listeners[0]`", "one argument", "ToolFailure"],
+        ),
+        ({"listeners": [TakesNothing()]}, TypeError, ["`listeners[0]`", "()", "ToolFailure"]),
+        (
+            {"listeners": [lambda a, b: None]},
+            TypeError,
+            ["`listeners[0]`", "(a, b)", "one argument"],
+        ),
+    ],
+)
+def test_bad_options_are_refused_naming_the_argument_and_the_fix(
+    options: dict[str, Any], error: type[Exception], names: list[str]
+) -> None:
+    for build in (
+        lambda: UntypedMiddleware(report_type_only, **options),
+        lambda: UntypedMiddleware.from_routes([Route(Exception, report_type_only)], **options),
+    ):
+        with pytest.raises(error) as raised:
+            build()
+        for name in names:
+            assert name in str(raised.value)
+
+
+def test_a_listener_with_defaults_or_varargs_is_accepted() -> None:
+    def with_default(failure: ToolFailure, extra: int = 0) -> None:
+        pass
+
+    def variadic(*failures: ToolFailure) -> None:
+        pass
+
+    middleware: ToolErrorMiddleware = UntypedMiddleware(
+        report_type_only, listeners=(with_default, variadic, print)
+    )
+    assert middleware.listeners == (with_default, variadic, print)
+
+
+def test_a_malformed_call_with_a_route_records_the_route() -> None:
+    def answer(failure: MalformedToolCall, request: ToolCallRequest) -> str:
+        return "send it again"
+
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(Exception, report_type_only), Route(MalformedToolCall, answer)],
+        record_failures=True,
+    )
+    malformed = AIMessage(
+        "",
+        invalid_tool_calls=[
+            InvalidToolCall(name="echo", args="{", id="cut", error="eof", type="invalid_tool_call")
+        ],
+    )
+    result = run(agent_of([echo_tool()], [middleware], [malformed, AIMessage("done")]), "sync")
+
+    assert summary(result) == [
+        ("echo", "malformed_call", "langchain_tool_errors.MalformedToolCall", "answered", 1)
+    ]
+    assert tool_messages(result)["cut"].text == "send it again"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_outer_budget_counts_what_an_inner_recording_middleware_answered(path: Path) -> None:
+    inner = recording(name="inner", budget=ErrorBudget(per_tool=5))
+    outer = recording(name="outer", budget=ErrorBudget(per_tool=1, kinds=("inner_middleware",)))
+    agent = agent_of(
+        [failing_tool("svc", LookupError("x"))], [outer, inner], turns(["svc"], ["svc"], ["svc"])
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    # The inner middleware answered each failure in a Command (its counts and record
+    # beside the message); the outer one still read each answer, and its budget stopped
+    # the run at the second.
+    assert (raised.value.tool, raised.value.count, raised.value.kind) == (
+        "svc",
+        2,
+        "inner_middleware",
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_both_records_and_both_counts_are_kept_when_two_middleware_answer_one_call(
+    path: Path,
+) -> None:
+    inner = recording(name="inner", budget=ErrorBudget(per_tool=1, when_spent="tell"))
+    outer = recording(name="outer", budget=ErrorBudget(per_tool=3))
+    agent = agent_of(
+        [failing_tool("svc", LookupError("x"))], [outer, inner], turns(["svc"], ["svc"], ["svc"])
+    )
+
+    result = run(agent, path)
+
+    assert [(f["middleware"], f["call_id"], f["outcome"]) for f in result["tool_failures"]] == [
+        ("inner", "t0-0", "answered"),
+        ("outer", "t0-0", "answered"),
+        ("inner", "t1-0", "told"),
+        ("outer", "t1-0", "answered"),
+    ]
+    # The third call was answered by the inner budget before any tool ran: the model read
+    # that the tool is closed, and neither middleware saw a new failure.
+    assert "unavailable" in tool_messages(result)["t2-0"].text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_middleware_given_tools_sees_no_failure_of_other_tools(path: Path) -> None:
+    for_a = recording(name="for_a", tools=["a"], budget=ErrorBudget(per_run=1))
+    for_b = ToolErrorMiddleware(report_type_only, tools=["b"], name="for_b")
+    agent = agent_of(
+        [failing_tool("a", LookupError("a")), failing_tool("b", LookupError("b"))],
+        [for_a, for_b],
+        turns(["b"], ["b"], ["a"]),
+    )
+
+    result = run(agent, path)
+
+    # for_b answered b twice; for_a neither counted (its per_run=1 would have stopped the
+    # run) nor recorded those answers.
+    assert summary(result) == [("a", "exception", "LookupError", "answered", 0)]

@@ -23,6 +23,7 @@ from langgraph.types import Command, interrupt
 
 from langchain_tool_errors import (
     ErrorBudget,
+    FailureKind,
     InvalidArguments,
     MalformedToolCall,
     ReportedFailure,
@@ -547,43 +548,48 @@ def test_the_options_read_back_and_show_in_the_repr() -> None:
 # The runtime twins of the static checks.
 
 
+def takes_two(failure: ToolFailure, extra: int) -> None:
+    pass
+
+
 class TakesNothing:
     def __call__(self) -> None:
         pass
 
 
-@pytest.mark.parametrize(
-    ("options", "error", "names"),
-    [
-        (
-            {"record_failures": "yes"},
-            TypeError,
-            ["`record_failures`", "'yes'", "record_failures=True"],
-        ),
-        ({"record_failures": 1}, TypeError, ["`record_failures`", "1", "record_failures=True"]),
-        ({"listeners": print}, TypeError, ["`listeners`", "list or tuple", "listeners=["]),
-        ({"listeners": "print"}, TypeError, ["`listeners`", "'print'"]),
-        ({"listeners": [print, 3]}, TypeError, ["`listeners[1]`", "3", "callable"]),
-        (
-            {"listeners": [lambda: None]},
-            TypeError,
-            ["`listeners[0]`", "one argument", "ToolFailure"],
-        ),
-        ({"listeners": [TakesNothing()]}, TypeError, ["`listeners[0]`", "()", "ToolFailure"]),
-        (
-            {"listeners": [lambda a, b: None]},
-            TypeError,
-            ["`listeners[0]`", "(a, b)", "one argument"],
-        ),
-    ],
-)
+BAD_OPTIONS: list[tuple[dict[str, Any], type[Exception], list[str]]] = [
+    (
+        {"record_failures": "yes"},
+        TypeError,
+        ["`record_failures`", "'yes'", "record_failures=True"],
+    ),
+    ({"record_failures": 1}, TypeError, ["`record_failures`", "1", "record_failures=True"]),
+    ({"listeners": print}, TypeError, ["`listeners`", "list or tuple", "listeners=["]),
+    ({"listeners": "print"}, TypeError, ["`listeners`", "'print'"]),
+    ({"listeners": [print, 3]}, TypeError, ["`listeners[1]`", "3", "callable"]),
+    (
+        {"listeners": [lambda: None]},
+        TypeError,
+        ["`listeners[0]`", "one argument", "ToolFailure"],
+    ),
+    ({"listeners": [TakesNothing()]}, TypeError, ["`listeners[0]`", "()", "ToolFailure"]),
+    (
+        {"listeners": [takes_two]},
+        TypeError,
+        ["`listeners[0]`", "(failure: 'ToolFailure', extra: 'int')", "one argument"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("options", "error", "names"), BAD_OPTIONS)
 def test_bad_options_are_refused_naming_the_argument_and_the_fix(
     options: dict[str, Any], error: type[Exception], names: list[str]
 ) -> None:
-    for build in (
+    builds: list[Callable[[], object]] = [
         lambda: UntypedMiddleware(report_type_only, **options),
         lambda: UntypedMiddleware.from_routes([Route(Exception, report_type_only)], **options),
-    ):
+    ]
+    for build in builds:
         with pytest.raises(error) as raised:
             build()
         for name in names:
@@ -628,7 +634,8 @@ def test_a_malformed_call_with_a_route_records_the_route() -> None:
 @pytest.mark.parametrize("path", PATHS)
 def test_an_outer_budget_counts_what_an_inner_recording_middleware_answered(path: Path) -> None:
     inner = recording(name="inner", budget=ErrorBudget(per_tool=5))
-    outer = recording(name="outer", budget=ErrorBudget(per_tool=1, kinds=("inner_middleware",)))
+    kinds: tuple[FailureKind, ...] = ("inner_middleware",)
+    outer = recording(name="outer", budget=ErrorBudget(per_tool=1, kinds=kinds))
     agent = agent_of(
         [failing_tool("svc", LookupError("x"))], [outer, inner], turns(["svc"], ["svc"], ["svc"])
     )

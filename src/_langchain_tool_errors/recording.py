@@ -65,13 +65,22 @@ class ToolFailure(TypedDict):
 
     Example:
         ```python
-        agent = create_agent(
-            model, tools=[search], middleware=[ToolErrorMiddleware(explain, record_failures=True)]
-        )
-        result = agent.invoke({"messages": [HumanMessage("Look up order 7.")]})
-        failures: list[ToolFailure] = result["tool_failures"]
-        assert [(f["tool"], f["kind"], f["outcome"]) for f in failures] == [
-            ("search", "exception", "answered")
+        def summarize(result: dict[str, Any]) -> list[str]:
+            # `result` is what `agent.invoke(...)` returned: one line per failure of the run.
+            failures: list[ToolFailure] = result["tool_failures"]
+            return [f"{f['tool']}: {f['kind']}, {f['outcome']}" for f in failures]
+
+        failure: ToolFailure = {
+            "middleware": "ToolErrorMiddleware",
+            "tool": "search",
+            "call_id": "call-1",
+            "kind": "exception",
+            "error_type": "KeyError",
+            "route": 0,
+            "outcome": "answered",
+        }
+        assert summarize({"messages": [], "tool_failures": [failure]}) == [
+            "search: exception, answered"
         ]
         ```
     """

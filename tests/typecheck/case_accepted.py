@@ -18,10 +18,13 @@ from typing_extensions import TypedDict
 
 from _langchain_tool_errors.scripted_model import ScriptedChatModel
 from langchain_tool_errors import (
+    AFailureListener,
     AOnError,
     AsyncOnly,
     ErrorBudget,
     FailureKind,
+    FailureListener,
+    FailureOutcome,
     FieldError,
     InnerMiddlewareError,
     InvalidArguments,
@@ -33,6 +36,7 @@ from langchain_tool_errors import (
     ToolErrorBudgetExceeded,
     ToolErrorContent,
     ToolErrorMiddleware,
+    ToolFailure,
     ToolReportedError,
     UnknownTool,
 )
@@ -413,3 +417,57 @@ assert_type(every_kind, ToolErrorMiddleware[ToolErrorContent, Exception, SyncCap
 assert_type(ErrorBudget(per_run=5, kinds=["unknown_tool"]).kinds, tuple[FailureKind, ...])
 assert_type(ToolErrorBudgetExceeded("search", 3, 2, "tool").kind, FailureKind)
 create_agent(model, tools=[search], middleware=[every_kind])
+
+
+# The record of a run's failures, and the listeners told of each failure.
+def count_failure(failure: ToolFailure) -> None:
+    assert_type(failure["tool"], str)
+    assert_type(failure["call_id"], str | None)
+    assert_type(failure["kind"], FailureKind)
+    assert_type(failure["error_type"], str)
+    assert_type(failure["route"], int | None)
+    assert_type(failure["outcome"], FailureOutcome)
+    assert_type(failure["middleware"], str)
+
+
+async def alert_on_failure(failure: ToolFailure) -> None:
+    await asyncio.sleep(0)
+
+
+seen_failures: list[ToolFailure] = []
+sync_listener: FailureListener = count_failure
+async_listener: AFailureListener = alert_on_failure
+appending_listener: FailureListener = seen_failures.append
+recorded = ToolErrorMiddleware(
+    text, record_failures=True, listeners=[count_failure, alert_on_failure, seen_failures.append]
+)
+assert_type(recorded, ToolErrorMiddleware[str, Exception, SyncCapable])
+assert_type(recorded.record_failures, bool)
+assert_type(recorded.listeners, tuple[FailureListener | AFailureListener, ...])
+assert_type(
+    ToolErrorMiddleware(aon_error=amaybe_text, listeners=(alert_on_failure,)),
+    ToolErrorMiddleware[str, Exception, AsyncOnly],
+)
+assert_type(
+    ToolErrorMiddleware.from_routes(
+        [Route(KeyError, key_only)], record_failures=True, listeners=[count_failure]
+    ),
+    ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+)
+stopped: ToolFailure = {
+    "middleware": "ToolErrorMiddleware",
+    "tool": "search",
+    "call_id": "call-1",
+    "kind": "exception",
+    "error_type": "KeyError",
+    "route": 0,
+    "outcome": "stopped",
+}
+outcomes: tuple[FailureOutcome, ...] = ("answered", "told", "stopped", "propagated")
+create_agent(model, tools=[search], middleware=[recorded])
+
+
+def failures_of_run(result: dict[str, Any]) -> list[ToolFailure]:
+    # What `invoke` returns is a `dict[str, Any]`: the record reads as its declared type.
+    failures: list[ToolFailure] = result["tool_failures"]
+    return failures

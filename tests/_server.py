@@ -217,6 +217,11 @@ class Api:
         state = _json(await self.client.threads.get_state(thread_id))
         return [_json(message) for message in _json(state["values"])["messages"]]
 
+    async def values(self, thread_id: str) -> Json:
+        """The thread's state values, as checkpointed."""
+        state = _json(await self.client.threads.get_state(thread_id))
+        return _json(state["values"])
+
     async def close(self) -> None:
         """Close the HTTP connections."""
         await self.client.aclose()

@@ -239,6 +239,30 @@ async def test_a_served_route_rewrites_the_invalid_arguments_message(api: Api) -
     assert "a few" not in message["content"]
 
 
+@pytest.mark.asyncio
+async def test_a_served_run_keeps_its_record_of_failures_across_an_interrupt(api: Api) -> None:
+    thread = await api.new_thread()
+
+    def summary(values: Json) -> list[tuple[str, str, str, str]]:
+        records = [f for f in values["tool_failures"] if isinstance(f, dict)]
+        return [(f["call_id"], f["kind"], f["error_type"], f["outcome"]) for f in records]
+
+    paused = await api.wait(thread, "recorded", input=ask("look it up"))
+    assert "__interrupt__" in paused
+    first = [("rec1-0", "exception", "KeyError", "answered")]
+    assert summary(paused) == first
+    assert summary(await api.values(thread)) == first  # the thread state, over HTTP
+
+    done = await api.wait(thread, "recorded", command={"resume": "yes"})
+    both = [*first, ("rec1-2", "exception", "KeyError", "told")]
+    assert summary(done) == both
+    assert summary(await api.values(thread)) == both
+
+    again = await api.wait(thread, "recorded", input=ask("and again"))
+    assert summary(again) == [("rec2-0", "exception", "KeyError", "answered")]  # a new run
+    FIGURES.append("LangGraph server: a run's record of failures kept across an interrupt")
+
+
 def test_a_failing_test_still_stops_the_server_and_leaves_no_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

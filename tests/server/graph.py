@@ -19,6 +19,10 @@ ordered routes: `KeyError` from `lookup`, then `TimeoutError`, then `ValidationE
 budget of two failures per tool that then tells the model once; every later call in the
 run gets that message without the tool running.
 
+`recorded` keeps the record of each run's failures in the thread state: its model calls
+`lookup` for a missing key, then `approve` (which interrupts), then `lookup` again, whose
+second failure spends a budget of one that tells the model the tool is closed.
+
 `arguments_budgeted` has a model that calls `count(items: int)` with words, turn after turn:
 `ToolNode` answers each call itself, and the budget of two per tool stops the run at the
 third. `arguments_routed` answers the same call with a route for invalid arguments.
@@ -48,7 +52,7 @@ from pydantic import BaseModel, ValidationError
 
 from langchain_tool_errors import ErrorBudget, InvalidArguments, Route, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_invalid_fields
-from langchain_tool_errors.testing import ScriptedChatModel
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel
 
 
 @tool
@@ -231,3 +235,32 @@ def build_arguments_routed_agent() -> Runnable[InputAgentState, dict[str, Any]]:
 
 
 arguments_routed = build_arguments_routed_agent()
+
+
+RECORDED_PLAN = [("lookup", {"key": "missing-r"}), ("approve", {"action": "refund"})] * 2
+
+
+def call_the_planned_tool(messages: Sequence[BaseMessage]) -> AIMessage:
+    """Each reply of a run: the next call of `RECORDED_PLAN`, then an answer."""
+    run = sum(isinstance(m, HumanMessage) for m in messages)
+    last_question = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
+    turn = sum(isinstance(m, AIMessage) for m in messages[last_question:])
+    if turn >= 3:
+        return AIMessage("done")
+    name, args = RECORDED_PLAN[turn]
+    return AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"rec{run}-{turn}"}])
+
+
+def build_recorded_agent() -> Runnable[InputAgentState, dict[str, Any]]:
+    """The served agent that keeps a record of each run's failures."""
+    model = ScriptedChatModel(script=[Repeat(call_the_planned_tool)])
+    middleware = ToolErrorMiddleware(
+        aon_error=explain_missing,
+        exceptions=KeyError,
+        budget=ErrorBudget(per_tool=1, when_spent="tell"),
+        record_failures=True,
+    )
+    return create_agent(model, tools=[lookup, approve], middleware=[middleware])
+
+
+recorded = build_recorded_agent()

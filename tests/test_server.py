@@ -244,7 +244,7 @@ async def test_a_served_run_keeps_its_record_of_failures_across_an_interrupt(api
     thread = await api.new_thread()
 
     def summary(values: Json) -> list[tuple[str, str, str, str]]:
-        records = [f for f in values["tool_failures"] if isinstance(f, dict)]
+        records: list[Json] = values["tool_failures"]
         return [(f["call_id"], f["kind"], f["error_type"], f["outcome"]) for f in records]
 
     paused = await api.wait(thread, "recorded", input=ask("look it up"))

@@ -46,3 +46,27 @@ def test_hook_spans_record_no_tool_arguments_or_state(path: Path) -> None:
     assert len(spans) == 1
     assert spans[0]["inputs"] == {}
     assert "patient 4711" not in repr(spans[0])
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_langsmith_shows_the_record_in_the_agent_runs_outputs(path: Path) -> None:
+    client: Any = mock.create_autospec(langsmith.Client, instance=True)
+    agent = build_agent(
+        [failing_tool("search", ValueError("db password is hunter2"))],
+        [ToolErrorMiddleware(lambda exc, request: "search failed", record_failures=True)],
+        [call("search", "c1", query="patient 4711")],
+    )
+
+    with tracing_context(enabled=True, client=client, project_name="test"):
+        run(agent, path)
+
+    updated: list[Any] = client.update_run.call_args_list
+    [root] = [c.kwargs for c in updated if c.kwargs.get("name") == "LangGraph"]
+    [failure] = root["outputs"]["tool_failures"]
+    assert (failure["tool"], failure["call_id"], failure["error_type"], failure["outcome"]) == (
+        "search",
+        "c1",
+        "ValueError",
+        "answered",
+    )
+    assert "hunter2" not in repr(root["outputs"]["tool_failures"])

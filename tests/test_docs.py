@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import langchain_tool_errors
-from langchain_tool_errors import handlers, testing
+from langchain_tool_errors import handlers, telemetry, testing
 from tests._chromium import INSTALL, Chromium, find_chromium
 from tests._processes import ROOT
 from tests._site import Build, api_blocks, build, inventory, served
@@ -46,6 +46,7 @@ pytestmark = pytest.mark.docs
 PUBLIC = {
     "langchain_tool_errors": langchain_tool_errors.__all__,
     "langchain_tool_errors.handlers": handlers.__all__,
+    "langchain_tool_errors.telemetry": telemetry.__all__,
     "langchain_tool_errors.testing": testing.__all__,
 }
 
@@ -96,12 +97,13 @@ def test_every_public_name_has_a_reference_entry_and_nothing_else_does(site: Bui
             for entry in documented
             if entry.startswith(f"{module}.") and entry.count(".") == module.count(".") + 1
         }
-        extra = top_level - set(names) - {"handlers", "testing"}
+        extra = top_level - set(names) - {"handlers", "telemetry", "testing"}
         assert not extra, f"{module}: the reference documents names outside __all__: {extra}"
     FIGURES.append(
         f"docs: {entries} reference entries for the {entries} names in __all__ "
         f"(the package {len(PUBLIC['langchain_tool_errors'])}, handlers "
-        f"{len(PUBLIC['langchain_tool_errors.handlers'])}, testing "
+        f"{len(PUBLIC['langchain_tool_errors.handlers'])}, telemetry "
+        f"{len(PUBLIC['langchain_tool_errors.telemetry'])}, testing "
         f"{len(PUBLIC['langchain_tool_errors.testing'])})"
     )
 

@@ -25,6 +25,7 @@ from tests.conftest import FIGURES
 PUBLIC_MODULES = (
     "langchain_tool_errors",
     "langchain_tool_errors.handlers",
+    "langchain_tool_errors.telemetry",
     "langchain_tool_errors.testing",
 )
 SOURCES = (ROOT / "src" / "langchain_tool_errors", ROOT / "src" / "_langchain_tool_errors")
@@ -45,12 +46,20 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import ToolException, tool
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.types import Command
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from langchain_tool_errors import (
+    AFailureListener,
     AOnError,
     AsyncOnly,
     ErrorBudget,
     FailureKind,
+    FailureListener,
+    FailureOutcome,
     FieldError,
     HandlerMode,
     InnerMiddlewareError,
@@ -63,6 +72,7 @@ from langchain_tool_errors import (
     ToolErrorBudgetExceeded,
     ToolErrorContent,
     ToolErrorMiddleware,
+    ToolFailure,
     ToolReportedError,
     ToolSelection,
     UnknownTool,
@@ -141,6 +151,17 @@ model_request: ModelRequest[Any] = ModelRequest(
 
 async def acall_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
     return ModelResponse(result=[AIMessage("Trying another id.")])
+
+
+def tracer_provider_exporting_to(exporter: InMemorySpanExporter) -> TracerProvider:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider
+
+
+exported_spans = InMemorySpanExporter()
+tracer_provider = tracer_provider_exporting_to(exported_spans)
+meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
 """,
     assignments=True,
 )

@@ -28,6 +28,7 @@ REQUIRED_EXAMPLES = [  # the scripts the docs promise
     "routes",
     "budget",
     "failures",
+    "observability",
 ]
 
 
@@ -55,3 +56,12 @@ def test_the_failures_guide_quotes_its_example_as_it_prints() -> None:
 
     assert quoted
     assert all(line in printed for line in quoted), [line for line in quoted if line not in printed]
+
+
+def test_the_observability_guide_quotes_the_examples_real_spans() -> None:
+    guide = (ROOT / "docs" / "guides" / "observability.md").read_text(encoding="utf-8")
+    quoted = guide.split("```text\n", 1)[1].split("```", 1)[0]
+    recorded = (RECORDED / "observability.txt").read_text(encoding="utf-8")
+
+    assert quoted.strip().splitlines()[0].startswith("OpenTelemetry spans")
+    assert quoted in recorded

@@ -88,6 +88,21 @@ def test_the_wheel_holds_the_typed_package_and_its_license_and_no_tests(dist: Pa
     FIGURES.append(f"wheel: {len(names)} files: {', '.join(sorted(names))}")
 
 
+def test_the_wheel_offers_opentelemetry_as_the_otel_extra_alone(dist: Path) -> None:
+    with zipfile.ZipFile(_wheel(dist)) as wheel:
+        [metadata] = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        fields = wheel.read(metadata).decode().splitlines()
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    opentelemetry = [f for f in fields if f.startswith("Requires-Dist: opentelemetry")]
+
+    # `langchain_tool_errors.telemetry`'s ImportError names this extra.
+    assert "Provides-Extra: otel" in fields
+    assert declared["optional-dependencies"]["otel"] == ["opentelemetry-api>=1.16.0"]
+    assert "Requires-Dist: opentelemetry-api>=1.16.0; extra == 'otel'" in opentelemetry
+    # Never a dependency of the package itself: only of an extra.
+    assert all("; extra == " in requirement for requirement in opentelemetry)
+
+
 def test_the_readme_installs_build_before_it_builds_the_wheel_it_installs(dist: Path) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     install = readme[readme.index("## Install") : readme.index("## Quick start")]

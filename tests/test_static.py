@@ -1,10 +1,10 @@
 """The static guarantees, enforced by five checkers over the project: mypy, pyright,
 basedpyright, pyrefly and ty, each at its strictest.
 
-tests/typecheck/ holds the cases: `case_accepted.py` must check clean, and each marked line
-of the `case_rejected*.py` files must be an error in every checker (its ignores would
-otherwise be unused, which every checker is configured to report). The summary at the end
-of the run counts them.
+tests/typecheck/ holds the cases: the `case_accepted*.py` files must check clean, and each
+marked line of the `case_rejected*.py` files must be an error in every checker (its ignores
+would otherwise be unused, which every checker is configured to report). The summary at the
+end of the run counts them.
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ def _must_fail_lines(marker: str) -> int:
 
 
 def _must_pass_statements() -> int:
-    tree = ast.parse((CASES / "case_accepted.py").read_text())
+    trees = [ast.parse(path.read_text()) for path in CASES.glob("case_accepted*.py")]
     statements = [
         node
+        for tree in trees
         for node in ast.walk(tree)
         if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign))
         and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))

@@ -11,6 +11,7 @@ Run: `.venv/bin/python examples/observability.py`
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from typing import Any
 
@@ -63,11 +64,16 @@ def call(name: str, call_id: str, **args: object) -> dict[str, Any]:
 
 
 failures_by_tool: Counter[str] = Counter()
+counting = threading.Lock()
 
 
 def count(failure: ToolFailure) -> None:
-    """A listener: told of each failure as it happens (a metric, an alert)."""
-    failures_by_tool[failure["tool"]] += 1
+    """A listener: told of each failure as it happens (a metric, an alert).
+
+    Parallel tool calls tell it from their own threads, hence the lock.
+    """
+    with counting:
+        failures_by_tool[failure["tool"]] += 1
 
 
 spans = InMemorySpanExporter()

@@ -478,7 +478,7 @@ def test_a_listener_that_raises_is_logged_and_changes_nothing(
     assert [str(r.exc_info[1]) for r in raised if r.exc_info] == (
         ["listener bug", "async listener bug"] if path == "async" else ["listener bug"]
     )
-    assert all("search" in r.getMessage() and "s" in r.getMessage() for r in raised)
+    assert all("search" in r.getMessage() and "(call s," in r.getMessage() for r in raised)
     assert "listener bug" not in " ".join(m.text for m in result["messages"])
 
 
@@ -609,7 +609,8 @@ def test_a_listener_with_defaults_or_varargs_is_accepted() -> None:
     assert middleware.listeners == (with_default, variadic, print)
 
 
-def test_a_malformed_call_with_a_route_records_the_route() -> None:
+@pytest.mark.parametrize("path", PATHS)
+def test_a_malformed_call_with_a_route_records_the_route(path: Path) -> None:
     def answer(failure: MalformedToolCall, request: ToolCallRequest) -> str:
         return "send it again"
 
@@ -623,7 +624,7 @@ def test_a_malformed_call_with_a_route_records_the_route() -> None:
             InvalidToolCall(name="echo", args="{", id="cut", error="eof", type="invalid_tool_call")
         ],
     )
-    result = run(agent_of([echo_tool()], [middleware], [malformed, AIMessage("done")]), "sync")
+    result = run(agent_of([echo_tool()], [middleware], [malformed, AIMessage("done")]), path)
 
     assert summary(result) == [
         ("echo", "malformed_call", "langchain_tool_errors.MalformedToolCall", "answered", 1)
@@ -691,3 +692,112 @@ def test_a_middleware_given_tools_sees_no_failure_of_other_tools(path: Path) -> 
     # for_b answered b twice; for_a neither counted (its per_run=1 would have stopped the
     # run) nor recorded those answers.
     assert summary(result) == [("a", "exception", "LookupError", "answered", 0)]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_listener_that_raises_logs_no_word_of_the_tools_exception(
+    path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(failure: ToolFailure) -> None:
+        raise RuntimeError("listener bug")
+
+    agent = build_agent(
+        [failing_tool("search", KeyError("SECRET-patient-4711"))],
+        [recording(listeners=[broken])],
+        [call("search", "s", query="SECRET-argument")],
+    )
+
+    with caplog.at_level(logging.ERROR, logger="langchain_tool_errors"):
+        run(agent, path)
+
+    assert "listener bug" in caplog.text  # the listener's own traceback is there
+    assert "SECRET" not in caplog.text  # the tool's exception is not its context
+
+
+def test_the_record_is_in_the_output_schema_and_not_in_the_input_schema() -> None:
+    agent = build_agent([echo_tool()], [recording()], [call("echo", "e")])
+    compiled: Any = agent
+
+    inputs = compiled.get_input_jsonschema()
+    outputs = compiled.get_output_jsonschema()
+
+    assert "tool_failures" not in inputs["properties"]
+    assert "tool_failures" in outputs["properties"]
+    assert set(outputs["$defs"]["ToolFailure"]["properties"]) == {
+        "middleware",
+        "tool",
+        "call_id",
+        "kind",
+        "error_type",
+        "route",
+        "outcome",
+    }
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_stopped_runs_checkpoint_keeps_the_records_of_its_earlier_steps(path: Path) -> None:
+    seen: list[ToolFailure] = []
+    middleware = recording(budget=ErrorBudget(per_tool=1), listeners=[seen.append])
+    checkpointer = InMemorySaver()
+    agent = agent_of(
+        [failing_tool("svc", LookupError("x"))],
+        [middleware],
+        turns(["svc"], ["svc"]),
+        checkpointer=checkpointer,
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "stopped"}}
+
+    with pytest.raises(ToolErrorBudgetExceeded):
+        run(agent, path, None, config)
+
+    compiled: Any = agent
+    kept: list[ToolFailure] = compiled.get_state(config).values["tool_failures"]
+    assert [(f["call_id"], f["outcome"]) for f in kept] == [("t0-0", "answered")]
+    assert [(f["call_id"], f["outcome"]) for f in seen] == [
+        ("t0-0", "answered"),
+        ("t1-0", "stopped"),
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_middleware_given_tools_records_no_exception_or_malformed_call_of_other_tools(
+    path: Path,
+) -> None:
+    seen: list[ToolFailure] = []
+    for_a = recording(tools=["a"], listeners=[seen.append])
+    malformed = AIMessage(
+        "",
+        tool_calls=[call("b", "b1")],
+        invalid_tool_calls=[
+            InvalidToolCall(name="b", args="{", id="cut", error="eof", type="invalid_tool_call")
+        ],
+    )
+    agent = agent_of([failing_tool("b", LookupError("b"))], [for_a], [malformed, AIMessage("done")])
+
+    with pytest.raises(LookupError):
+        run(agent, path)
+
+    assert seen == []
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_handler_that_fails_is_told_as_propagated(path: Path) -> None:
+    def broken_handler(exc: Exception, request: ToolCallRequest) -> str:
+        raise RuntimeError("handler bug")
+
+    def bad_content(exc: Exception, request: ToolCallRequest) -> Any:
+        return 42
+
+    for handler, error in ((broken_handler, RuntimeError), (bad_content, TypeError)):
+        seen: list[ToolFailure] = []
+        middleware = ToolErrorMiddleware(handler, listeners=[seen.append])
+        agent = build_agent(
+            [failing_tool("search", KeyError("k"))], [middleware], [call("search", "s")]
+        )
+
+        with pytest.raises(error):
+            run(agent, path)
+
+        assert [(f["error_type"], f["route"], f["outcome"]) for f in seen] == [
+            ("KeyError", 0, "propagated")
+        ]

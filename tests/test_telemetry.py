@@ -11,8 +11,11 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
+
+# create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
@@ -24,11 +27,18 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode, Tracer
 from typing_extensions import override
 
-from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
+from langchain_tool_errors import (
+    ErrorBudget,
+    FailureKind,
+    ToolErrorBudgetExceeded,
+    ToolErrorMiddleware,
+)
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.telemetry import OpenTelemetryListener
+from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import (
     PATHS,
+    Agent,
     Path,
     build_agent,
     call,
@@ -388,11 +398,13 @@ def test_a_failure_that_is_not_an_exception_is_recorded_by_its_class_and_kind(
         "langchain_tool_errors.failure.outcome": "answered",
         "langchain_tool_errors.middleware": "ToolErrorMiddleware",
     }
+    # The counter names a tool the agent does not have `_OTHER`: the model wrote that name.
+    counted = "_OTHER" if kind == "unknown_tool" else tool
     assert telemetry.counts() == [
         (
             {
                 "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": tool,
+                "gen_ai.tool.name": counted,
                 "error.type": error_type,
                 "langchain_tool_errors.failure.kind": kind,
                 "langchain_tool_errors.failure.outcome": "answered",
@@ -470,3 +482,51 @@ def test_the_listener_shows_the_providers_it_was_given(telemetry: Telemetry) -> 
         f"OpenTelemetryListener(tracer_provider={telemetry.tracer_provider!r}, "
         f"meter_provider={telemetry.meter_provider!r})"
     )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tool_closed_a_declined_exception_and_a_malformed_call_are_each_recorded(
+    path: Path, telemetry: Telemetry
+) -> None:
+    def declines_value_errors(exc: Exception, request: ToolCallRequest) -> str | None:
+        return None if isinstance(exc, ValueError) else "failed"
+
+    malformed = InvalidToolCall(
+        name="echo", args="{", id="cut", error="eof", type="invalid_tool_call"
+    )
+    script = [
+        AIMessage("", tool_calls=[call("search", "t0")]),
+        AIMessage("", tool_calls=[call("search", "t1")], invalid_tool_calls=[malformed]),
+        AIMessage("", tool_calls=[call("strict", "t2")]),
+        AIMessage("done"),
+    ]
+    exceptions_only: tuple[FailureKind, ...] = ("exception",)
+    middleware = ToolErrorMiddleware(
+        declines_value_errors,
+        budget=ErrorBudget(per_tool=1, when_spent="tell", kinds=exceptions_only),
+        listeners=[telemetry.listener],
+    )
+    tools = [*search_failing(LookupError("down")), failing_tool("strict", ValueError("bad"))]
+    tools.append(echo_tool())
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=script), tools=tools, middleware=[middleware]
+    )
+
+    with pytest.raises(ValueError, match="bad"):
+        run(agent, path)
+
+    outcomes = {
+        str(attributes_of(span.attributes)["gen_ai.tool.call.id"]): (
+            span.name,
+            attributes_of(span.attributes)["langchain_tool_errors.failure.kind"],
+            attributes_of(span.attributes)["langchain_tool_errors.failure.outcome"],
+        )
+        for span in telemetry.spans()
+    }
+    assert outcomes == {
+        "t0": ("execute_tool search", "exception", "answered"),
+        "t1": ("execute_tool search", "exception", "told"),
+        "cut": ("execute_tool echo", "malformed_call", "answered"),
+        "t2": ("execute_tool strict", "exception", "propagated"),
+    }
+    assert sum(count for _, count in telemetry.counts()) == 4

@@ -20,6 +20,7 @@ from typing_extensions import TypeIs, TypeVar
 from _langchain_tool_errors.budget import ErrorBudget
 from _langchain_tool_errors.control_flow import GraphBubbleUp
 from _langchain_tool_errors.failures import ReportedFailure
+from _langchain_tool_errors.record_types import Listener
 
 _T = TypeVar("_T")
 
@@ -405,3 +406,43 @@ def require_tool_name(name: object, exc: Exception | None) -> str:
         )
         raise TypeError(msg) from exc
     return name
+
+
+def require_listeners(listeners: object) -> tuple[Listener, ...]:
+    """`listeners=` is a list or tuple of callables that each take one positional argument."""
+    if isinstance(listeners, str) or not _is_sequence(listeners):
+        msg = (
+            f"`listeners` must be a list or tuple of callables, but got {listeners!r} "
+            f"({type(listeners).__name__}). Write for example listeners=[count_failure]."
+        )
+        raise TypeError(msg)
+    checked: list[Listener] = []
+    for index, listener in enumerate(listeners):
+        if not _is_listener(listener):
+            msg = (
+                f"`listeners[{index}]` must be callable, but got {listener!r} "
+                f"({type(listener).__name__}). A listener is a function that takes the "
+                "failure's ToolFailure, such as `def count(failure: ToolFailure) -> None`."
+            )
+            raise TypeError(msg)
+        try:
+            signature = inspect.signature(listener)
+        except (TypeError, ValueError):  # a builtin without a signature: trust it
+            signature = None
+        if signature is not None:
+            try:
+                signature.bind(None)
+            except TypeError as exc:
+                msg = (
+                    f"`listeners[{index}]` {listener!r} cannot be called with one argument "
+                    f"(its signature is {signature}). A listener takes the failure's "
+                    "ToolFailure, such as `def count(failure: ToolFailure) -> None`."
+                )
+                raise TypeError(msg) from exc
+        checked.append(listener)
+    return tuple(checked)
+
+
+def _is_listener(value: object) -> TypeIs[Listener]:
+    """Whether a listener is callable (its signature is checked next, its result when called)."""
+    return callable(value)

@@ -26,9 +26,15 @@ def answered_inside(
     """The error message a `Command` answers this call with, and the rest of its update.
 
     `None` unless `result` is a `Command` that only updates the state (no `goto`, no
-    parent graph) and whose messages are one error `ToolMessage` for this call.
+    `resume`, no parent graph), as a dict, and whose messages are one error `ToolMessage`
+    for this call: any other `Command` passes untouched, as a tool's own would.
     """
-    if not _is_command(result) or result.graph is not None or result.goto:
+    if (
+        not _is_command(result)
+        or result.graph is not None
+        or result.goto
+        or result.resume is not None
+    ):
         return None
     update: object = result.update
     if not _is_update(update):

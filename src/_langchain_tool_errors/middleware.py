@@ -30,6 +30,7 @@ from _langchain_tool_errors.checks import (
     require_error_prefix,
     require_exception_types,
     require_flag,
+    require_listeners,
     require_name,
     require_tool_selection,
 )
@@ -52,18 +53,20 @@ from _langchain_tool_errors.handling import ahandle, areplace, areply_to, handle
 from _langchain_tool_errors.inner_commands import answered_inside, put_back
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, prepared
 from _langchain_tool_errors.providers import Provider, provider_of
-from _langchain_tool_errors.recording import (
-    FAILURES_KEY,
-    RESET_FAILURES,
+from _langchain_tool_errors.record_types import (
     AFailureListener,
     FailureListener,
     FailureOutcome,
-    FailureState,
-    Recorder,
     ToolFailure,
-    require_listeners,
 )
-from _langchain_tool_errors.route_table import RouteTable, except_clause, selects_reported, widest
+from _langchain_tool_errors.recording import FAILURES_KEY, RESET_FAILURES, FailureState, Recorder
+from _langchain_tool_errors.route_table import (
+    RouteHandlers,
+    RouteTable,
+    except_clause,
+    selects_reported,
+    widest,
+)
 from _langchain_tool_errors.routes import Route, require_routes
 from _langchain_tool_errors.tool_calls import tool_name
 
@@ -405,8 +408,8 @@ class ToolErrorMiddleware(
             # count and watch (a reset at the start of each run; after each model reply,
             # its malformed calls and calls to closed tools), and the tool-call hooks that
             # also read error messages, live in a class of their own: a middleware with no
-            # budget and no route for such failures keeps the plain graph and the fastest
-            # success path, while users only ever construct and annotate
+            # budget, no route for such failures, no record and no listener keeps the plain
+            # graph and the fastest success path, while users only ever construct and annotate
             # `ToolErrorMiddleware`. Choosing it before any attribute is set keeps
             # attribute access fast.
             # A record sees every kind of failure, malformed calls included.
@@ -447,7 +450,6 @@ class ToolErrorMiddleware(
         self._accounts = Accounts(self._name, checked_budget, routes) if any(budgets) else None
         # What the recording stage needs (`None` when nothing records or listens), and what
         # `before_agent` sends at the start of a run: the counts, and the record, from zero.
-        self._listeners = checked_listeners
         self._recorder = Recorder(self._name, keeps, checked_listeners) if records else None
         self._reset: dict[str, Any] = {COUNTS_KEY: RESET_UPDATE}
         if keeps:
@@ -601,25 +603,25 @@ class ToolErrorMiddleware(
             assert ToolErrorMiddleware(explain, listeners=[count]).listeners == (count,)
             ```
         """
-        return self._listeners
+        return () if self._recorder is None else self._recorder.listeners
 
     @override
     def __repr__(self) -> str:
-        budget = "" if self._budget is None else f"budget={self._budget!r}, "
+        options = "" if self._budget is None else f"budget={self._budget!r}, "
         if self._error_prefix != DEFAULT_ERROR_PREFIX:
-            budget += f"error_prefix={self._error_prefix!r}, "
+            options += f"error_prefix={self._error_prefix!r}, "
         if self.record_failures:
-            budget += "record_failures=True, "
-        if self._listeners:
-            budget += f"listeners={list(self._listeners)!r}, "
+            options += "record_failures=True, "
+        if self.listeners:
+            options += f"listeners={list(self.listeners)!r}, "
         if self._on_error is None and self._aon_error is None:
             routes = list(self._routes)
-            return f"ToolErrorMiddleware.from_routes({routes!r}, {budget}name={self._name!r})"
+            return f"ToolErrorMiddleware.from_routes({routes!r}, {options}name={self._name!r})"
         tools = None if self._tool_names is None else sorted(self._tool_names)
         exceptions = tuple(exc.__name__ for exc in self._exceptions)
         return (
             f"ToolErrorMiddleware(on_error={self._on_error!r}, aon_error={self._aon_error!r}, "
-            f"exceptions={exceptions}, tools={tools}, {budget}name={self._name!r})"
+            f"exceptions={exceptions}, tools={tools}, {options}name={self._name!r})"
         )
 
     @override
@@ -729,15 +731,15 @@ class ToolErrorMiddleware(
             raise
         except self._caught as exc:
             # A failure's stages: its route, as an `except` clause picks one, then the
-            # route's handler (its `None` re-raises). With a budget, the watching class's
-            # hooks also count the handled failure.
+            # route's handler (its `None` re-raises). With a budget, a record or listeners,
+            # the watching class's hooks also count, record and tell.
             route = self._table.route(exc, request)
             if route is None:
                 raise
             message = handle(route, exc, request, self._provider)
             if message is None:
                 raise
-            return message  # nothing counts here: a budget gives the watching class
+            return message  # nothing counts or records here: see the watching class
 
     @override
     async def awrap_tool_call(
@@ -781,7 +783,7 @@ class ToolErrorMiddleware(
             message = await ahandle(route, exc, request, self._provider)
             if message is None:
                 raise
-            return message  # nothing counts here: a budget gives the watching class
+            return message  # nothing counts or records here: see the watching class
 
     def _ignores(self, request: ToolCallRequest) -> bool:
         """Whether the call is to a tool outside `tools=`: no stage sees its failures."""
@@ -794,12 +796,12 @@ class ToolErrorMiddleware(
         failure: Exception | ReportedFailure,
         request: ToolCallRequest,
         route: int | None,
-    ) -> tuple[ToolMessage | Command[Any] | ToolErrorBudgetExceeded, ToolFailure | None]:
+    ) -> tuple[ToolMessage | Command[Any], ToolFailure | None, ToolErrorBudgetExceeded | None]:
         """The counting and recording stages of a failure that has its message.
 
-        Returns what the hook returns (or raises, a budget's stop, once it has told the
-        listeners) and the failure's record (`None` when nothing records or listens). Without
-        a record or listeners, a budget's stop is raised here.
+        Returns what the hook returns, the failure's record (`None` when nothing records or
+        listens), and a budget's stop (`None` if the run goes on), which the hook raises
+        once the listeners are told.
         """
         accounts = self._accounts
         recorder = self._recorder
@@ -810,30 +812,99 @@ class ToolErrorMiddleware(
             try:
                 spent = accounts.spend(failure, request, counts, route)
             except ToolErrorBudgetExceeded as stop:
-                if recorder is None:
-                    raise
-                return stop, recorder.failure(failure, request, route, "stopped")
+                record = (
+                    None
+                    if recorder is None
+                    else recorder.failure(failure, request, route, "stopped")
+                )
+                return message, record, stop
             if spent is not None:
                 told, increments = spent
-        if recorder is None:
-            if increments is None:
-                return message, None
-            return Command(update={"messages": [told or message], COUNTS_KEY: increments}), None
-        record = recorder.failure(failure, request, route, "answered" if told is None else "told")
         update: dict[str, Any] = {"messages": [told or message]}
         if increments is not None:
             update[COUNTS_KEY] = increments
-        if recorder.keeps:
-            update[FAILURES_KEY] = [record]
-        return (message if len(update) == 1 else Command(update=update)), record
+        record = None
+        if recorder is not None:
+            outcome: FailureOutcome = "answered" if told is None else "told"
+            record = recorder.failure(failure, request, route, outcome)
+            if recorder.keeps:
+                update[FAILURES_KEY] = [record]
+        # A "tell" always comes with its increments, so a lone message is the handler's.
+        return (message if len(update) == 1 else Command(update=update)), record, None
+
+    def _finish(
+        self,
+        message: ToolMessage,
+        failure: Exception | ReportedFailure,
+        request: ToolCallRequest,
+        route: int | None,
+        rest: dict[str, Any] | None = None,
+    ) -> ToolMessage | Command[Any]:
+        """Count and record a failure, tell the listeners, then answer or stop the run.
+
+        `rest` is the rest of an inner middleware's update, when its `Command` held the
+        message: the answer goes back beside it.
+        """
+        answer, record, stop = self._concluded(message, failure, request, route)
+        recorder = self._recorder
+        if recorder is not None and record is not None:
+            recorder.tell(record)
+        if stop is not None:
+            raise stop  # chained to the failure by the budget, when it is an exception
+        return answer if rest is None else put_back(rest, answer)
+
+    async def _afinish(
+        self,
+        message: ToolMessage,
+        failure: Exception | ReportedFailure,
+        request: ToolCallRequest,
+        route: int | None,
+        rest: dict[str, Any] | None = None,
+    ) -> ToolMessage | Command[Any]:
+        """`_finish` on the async path: async listeners are awaited."""
+        answer, record, stop = self._concluded(message, failure, request, route)
+        recorder = self._recorder
+        if recorder is not None and record is not None:
+            await recorder.atell(record)
+        if stop is not None:
+            raise stop
+        return answer if rest is None else put_back(rest, answer)
+
+    def _propagated(
+        self,
+        failure: Exception | ReportedFailure,
+        request: ToolCallRequest,
+        route: RouteHandlers | None,
+    ) -> None:
+        """Tell the listeners of a failure that goes on up.
+
+        No route took it, or its route's handler declined (returned `None`) or failed.
+        """
+        recorder = self._recorder
+        if recorder is not None and not self._ignores(request):
+            position = None if route is None else route[2]
+            recorder.tell(recorder.failure(failure, request, position, "propagated"))
+
+    async def _apropagated(
+        self,
+        failure: Exception | ReportedFailure,
+        request: ToolCallRequest,
+        route: RouteHandlers | None,
+    ) -> None:
+        """`_propagated` on the async path."""
+        recorder = self._recorder
+        if recorder is not None and not self._ignores(request):
+            position = None if route is None else route[2]
+            await recorder.atell(recorder.failure(failure, request, position, "propagated"))
 
 
 class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
-    """A middleware that also meets the failures that are not exceptions, and counts failures.
+    """A middleware that also meets the failures that are not exceptions, counts and records.
 
     `ToolErrorMiddleware.__init__` and `from_routes` give an instance this class when a
-    budget is set or a route takes a kind of failure that is not an exception. Its hooks
-    read as the stages every failure goes through: classify, route, handle, count.
+    budget is set, a route takes a kind of failure that is not an exception, or failures are
+    recorded or listened to. Its hooks read as the stages every failure goes through:
+    classify, route, handle, then count, record and tell (`_finish`).
     """
 
     state_schema = BudgetState
@@ -851,20 +922,18 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         except GraphBubbleUp:
             raise
         except self._caught as exc:
-            recorder = self._recorder
             route = self._table.route(exc, request)  # an exception is its own kind
-            message = None if route is None else handle(route, exc, request, self._provider)
-            if route is None or message is None:  # no route took it, or it declined
-                if recorder is not None and not self._ignores(request):
-                    position = None if route is None else route[2]
-                    recorder.tell(recorder.failure(exc, request, position, "propagated"))
+            try:
+                message = None if route is None else handle(route, exc, request, self._provider)
+            except GraphBubbleUp:
                 raise
-            outcome, record = self._concluded(message, exc, request, route[2])
-            if recorder is not None and record is not None:
-                recorder.tell(record)
-            if isinstance(outcome, ToolErrorBudgetExceeded):
-                raise outcome from exc
-            return outcome
+            except Exception:  # the handler failed, or what it gave was refused
+                self._propagated(exc, request, route)
+                raise
+            if route is None or message is None:  # no route took it, or it declined
+                self._propagated(exc, request, route)
+                raise
+            return self._finish(message, exc, request, route[2])
         # Only an error message is classified. `type() is` first: `isinstance` against a
         # pydantic model class goes through its ABC metaclass, several times slower, and
         # this is the success path.
@@ -881,18 +950,17 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         if self._ignores(request):
             return result
 
-        recorder = self._recorder
         failure = classify(error, request)
         route = self._table.route(failure, request)
         if route is not None:
-            error = replace(route, failure, error, request)
-        position = None if route is None else route[2]
-        outcome, record = self._concluded(error, failure, request, position)
-        if recorder is not None and record is not None:
-            recorder.tell(record)
-        if isinstance(outcome, ToolErrorBudgetExceeded):
-            raise outcome
-        return outcome if rest is None else put_back(rest, outcome)
+            try:
+                error = replace(route, failure, error, request)
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                self._propagated(failure, request, route)
+                raise
+        return self._finish(error, failure, request, None if route is None else route[2], rest)
 
     @override
     async def awrap_tool_call(
@@ -906,20 +974,20 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         except GraphBubbleUp:
             raise
         except self._caught as exc:
-            recorder = self._recorder
             route = self._table.route(exc, request)
-            message = None if route is None else await ahandle(route, exc, request, self._provider)
-            if route is None or message is None:
-                if recorder is not None and not self._ignores(request):
-                    position = None if route is None else route[2]
-                    await recorder.atell(recorder.failure(exc, request, position, "propagated"))
+            try:
+                message = (
+                    None if route is None else await ahandle(route, exc, request, self._provider)
+                )
+            except GraphBubbleUp:
                 raise
-            outcome, record = self._concluded(message, exc, request, route[2])
-            if recorder is not None and record is not None:
-                await recorder.atell(record)
-            if isinstance(outcome, ToolErrorBudgetExceeded):
-                raise outcome from exc
-            return outcome
+            except Exception:
+                await self._apropagated(exc, request, route)
+                raise
+            if route is None or message is None:
+                await self._apropagated(exc, request, route)
+                raise
+            return await self._afinish(message, exc, request, route[2])
         # Only an error message is classified. `type() is` first: `isinstance` against a
         # pydantic model class goes through its ABC metaclass, several times slower, and
         # this is the success path.
@@ -936,18 +1004,18 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         if self._ignores(request):
             return result
 
-        recorder = self._recorder
         failure = classify(error, request)
         route = self._table.route(failure, request)
         if route is not None:
-            error = await areplace(route, failure, error, request)
+            try:
+                error = await areplace(route, failure, error, request)
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                await self._apropagated(failure, request, route)
+                raise
         position = None if route is None else route[2]
-        outcome, record = self._concluded(error, failure, request, position)
-        if recorder is not None and record is not None:
-            await recorder.atell(record)
-        if isinstance(outcome, ToolErrorBudgetExceeded):
-            raise outcome
-        return outcome if rest is None else put_back(rest, outcome)
+        return await self._afinish(error, failure, request, position, rest)
 
     @override
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
@@ -969,8 +1037,9 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
     """A watching middleware that also answers after each model reply.
 
     Chosen when a budget counts malformed calls (every budget does, unless its `kinds` say
-    otherwise) or closes tools ("tell"), or a route takes malformed calls: those are seen
-    only in the model's reply, never in a tool call.
+    otherwise) or closes tools ("tell"), a route takes malformed calls, or failures are
+    recorded or listened to: malformed calls are seen only in the model's reply, never in
+    a tool call.
     """
 
     @override
@@ -981,7 +1050,13 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
             if self._ignores(request):
                 continue
             route = self._table.route(failure, request)
-            reply = None if route is None else reply_to(route, failure, request)
+            try:
+                reply = None if route is None else reply_to(route, failure, request)
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                self._propagated(failure, request, route)
+                raise
             settled.append((failure, request, reply, None if route is None else route[2]))
         update, records, stop = self._settle(state, settled)
         recorder = self._recorder
@@ -1000,7 +1075,13 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
             if self._ignores(request):
                 continue
             route = self._table.route(failure, request)
-            reply = None if route is None else await areply_to(route, failure, request)
+            try:
+                reply = None if route is None else await areply_to(route, failure, request)
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                await self._apropagated(failure, request, route)
+                raise
             settled.append((failure, request, reply, None if route is None else route[2]))
         update, records, stop = self._settle(state, settled)
         recorder = self._recorder
@@ -1023,8 +1104,7 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
 
         Returns:
             The state update, the records for the listeners, and the budget's stop to
-            raise once they are told (`None` if the run goes on). Without listeners or a
-            record, a stop is raised here.
+            raise once they are told (`None` if the run goes on).
         """
         accounts = self._accounts
         recorder = self._recorder
@@ -1039,9 +1119,8 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
                 try:
                     spent = accounts.spend(failure, request, counts, route)
                 except ToolErrorBudgetExceeded as stop:
-                    if recorder is None:
-                        raise
-                    records.append(recorder.failure(failure, request, route, "stopped"))
+                    if recorder is not None:
+                        records.append(recorder.failure(failure, request, route, "stopped"))
                     return None, records, stop
                 if spent is not None:
                     told, more = spent
@@ -1061,7 +1140,7 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
             update["messages"] = messages
         if increments:
             update[COUNTS_KEY] = increments
-        if records and recorder is not None and recorder.keeps:
+        if recorder is not None and recorder.keeps and records:
             update[FAILURES_KEY] = records
         return update or None, records, None
 

@@ -13,7 +13,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.util.types import AttributeValue
 from typing_extensions import TypeIs
 
-from _langchain_tool_errors.recording import ToolFailure
+from _langchain_tool_errors.record_types import ToolFailure
 
 __all__ = ["OpenTelemetryListener"]
 
@@ -22,6 +22,7 @@ _SCOPE = "langchain_tool_errors"
 
 _COUNTER = "langchain_tool_errors.tool.failures"
 _EXECUTE_TOOL = "execute_tool"
+_OTHER = "_OTHER"
 
 # The attributes the GenAI and general conventions define, and this library's own.
 _OPERATION = "gen_ai.operation.name"
@@ -49,7 +50,8 @@ class OpenTelemetryListener:
     the OpenTelemetry GenAI conventions: `error.type` (the failure's `error_type`), the
     failure's kind, outcome, route and middleware as `langchain_tool_errors.*` attributes,
     and status ERROR. It also adds one to the counter `langchain_tool_errors.tool.failures`,
-    by `gen_ai.tool.name`, `error.type`, kind and outcome.
+    by `gen_ai.tool.name` (`_OTHER` for a tool the agent does not have), `error.type`, kind
+    and outcome.
 
     Which span: when the current span is the tool call's own (a recording span whose
     `gen_ai.tool.call.id` is the failure's `call_id`, as your tool instrumentation or an
@@ -138,11 +140,14 @@ class OpenTelemetryListener:
             )
             span.set_status(error)
             span.end()
+        # The name of a tool the agent does not have is whatever the model wrote: the
+        # counter gets the conventions' `_OTHER`, so the series stay few (the span keeps it).
+        tool = _OTHER if failure["kind"] == "unknown_tool" else failure["tool"]
         self._counter.add(
             1,
             {
                 _OPERATION: _EXECUTE_TOOL,
-                _TOOL_NAME: failure["tool"],
+                _TOOL_NAME: tool,
                 _ERROR_TYPE: failure["error_type"],
                 _KIND: failure["kind"],
                 _OUTCOME: failure["outcome"],

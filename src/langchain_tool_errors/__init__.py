@@ -29,7 +29,7 @@ from _langchain_tool_errors.handler_types import (
     ToolSelection,
 )
 from _langchain_tool_errors.middleware import ToolErrorMiddleware
-from _langchain_tool_errors.recording import (
+from _langchain_tool_errors.record_types import (
     AFailureListener,
     FailureListener,
     FailureOutcome,

@@ -44,7 +44,13 @@ from typing_extensions import override
 
 import langchain_tool_errors
 from _langchain_tool_errors.scripted_model import ScriptedChatModel
-from langchain_tool_errors import ErrorBudget, InvalidArguments, Route, ToolErrorMiddleware
+from langchain_tool_errors import (
+    ErrorBudget,
+    InvalidArguments,
+    Route,
+    ToolErrorMiddleware,
+    ToolFailure,
+)
 from langchain_tool_errors.handlers import report_invalid_fields
 
 Result = ToolMessage | Command[Any]
@@ -96,6 +102,14 @@ async def _asucceed(request: ToolCallRequest) -> Result:
 
 async def _afail(request: ToolCallRequest) -> Result:
     raise TimeoutError("upstream timed out")
+
+
+def _listen(failure: ToolFailure) -> None:
+    """A sync listener that does nothing: what telling one costs."""
+
+
+async def _alisten(failure: ToolFailure) -> None:
+    """An async listener that does nothing: what awaiting one costs."""
 
 
 def _best_per_call(
@@ -188,12 +202,18 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
         [*(Route(other, _explain) for other in others), Route(Exception, _explain)]
     )
     ours_budget = ToolErrorMiddleware(_explain, budget=ErrorBudget(per_tool=10**9))
+    # The same again: two identical middleware ("A/A") show the noise left in a comparison.
+    ours_budget_b = ToolErrorMiddleware(_explain, budget=ErrorBudget(per_tool=10**9))
     ours_tells = ToolErrorMiddleware(
         _explain, budget=ErrorBudget(per_tool=10**9, when_spent="tell")
     )
     ours_kinds = ToolErrorMiddleware.from_routes(
         [Route(InvalidArguments, report_invalid_fields), Route(Exception, _explain)]
     )
+    # The recording stage: a record of each failure in the state, or a listener told of it.
+    ours_record = ToolErrorMiddleware(_explain, record_failures=True)
+    ours_listener = ToolErrorMiddleware(_explain, listeners=[_listen])
+    ours_alistener = ToolErrorMiddleware(_explain, listeners=[_alisten])
     loop = asyncio.new_event_loop()
     try:
         sync = _best_per_call(
@@ -210,11 +230,16 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
                 "ours 20 routes": _loop(_hook(ours_routes.wrap_tool_call, _succeed)),
                 "ours 20 routes error": _loop(_hook(ours_routes.wrap_tool_call, _fail)),
                 "ours budget": _loop(_hook(ours_budget.wrap_tool_call, _succeed)),
+                "ours budget B": _loop(_hook(ours_budget_b.wrap_tool_call, _succeed)),
                 "ours budget tell": _loop(_hook(ours_tells.wrap_tool_call, _succeed)),
                 "ours budget error": _loop(_hook(ours_budget.wrap_tool_call, _fail)),
                 "ours kinds": _loop(_hook(ours_kinds.wrap_tool_call, _succeed)),
                 "ours budget reported": _loop(_hook(ours_budget.wrap_tool_call, _report)),
                 "theirs reported": _loop(_hook(theirs.wrap_tool_call, _report)),
+                "ours record": _loop(_hook(ours_record.wrap_tool_call, _succeed)),
+                "ours listener": _loop(_hook(ours_listener.wrap_tool_call, _succeed)),
+                "ours record error": _loop(_hook(ours_record.wrap_tool_call, _fail)),
+                "ours listener error": _loop(_hook(ours_listener.wrap_tool_call, _fail)),
             },
             number,
             rounds,
@@ -227,8 +252,16 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
                 "theirs": _aloop(loop, _hook(theirs.awrap_tool_call, _asucceed)),
                 "ours error": _aloop(loop, _hook(ours.awrap_tool_call, _afail)),
                 "ours budget": _aloop(loop, _hook(ours_budget.awrap_tool_call, _asucceed)),
+                "ours budget B": _aloop(loop, _hook(ours_budget_b.awrap_tool_call, _asucceed)),
                 "theirs error": _aloop(loop, _hook(theirs.awrap_tool_call, _afail)),
                 "ours 20 routes error": _aloop(loop, _hook(ours_routes.awrap_tool_call, _afail)),
+                "ours record": _aloop(loop, _hook(ours_record.awrap_tool_call, _asucceed)),
+                "ours listener": _aloop(loop, _hook(ours_listener.awrap_tool_call, _asucceed)),
+                "ours record error": _aloop(loop, _hook(ours_record.awrap_tool_call, _afail)),
+                "ours listener error": _aloop(loop, _hook(ours_listener.awrap_tool_call, _afail)),
+                "ours async listener error": _aloop(
+                    loop, _hook(ours_alistener.awrap_tool_call, _afail)
+                ),
             },
             number,
             rounds,
@@ -272,6 +305,23 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
             sync["ours budget reported"] * us,
             sync["theirs reported"] * us,
         ),
+        Figure(
+            "success path with a record: overhead", *_over(sync, "direct", us, ours="ours record")
+        ),
+        Figure(
+            "success path with a listener: overhead",
+            *_over(sync, "direct", us, ours="ours listener"),
+        ),
+        Figure(
+            "handled-error path with a record",
+            sync["ours record error"] * us,
+            sync["theirs error"] * us,
+        ),
+        Figure(
+            "handled-error path with a listener",
+            sync["ours listener error"] * us,
+            sync["theirs error"] * us,
+        ),
         Figure("async success path: overhead over the bare call", *_over(asyn, "direct", us)),
         Figure(
             "async success path with a budget: overhead",
@@ -285,6 +335,29 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
             asyn["ours 20 routes error"] * us,
             asyn["theirs error"] * us,
         ),
+        Figure(
+            "async success path with a record: overhead",
+            *_over(asyn, "direct", us, ours="ours record"),
+        ),
+        Figure(
+            "async success path with a listener: overhead",
+            *_over(asyn, "direct", us, ours="ours listener"),
+        ),
+        Figure(
+            "async handled-error path with a record",
+            asyn["ours record error"] * us,
+            asyn["theirs error"] * us,
+        ),
+        Figure(
+            "async handled-error path with a listener",
+            asyn["ours listener error"] * us,
+            asyn["theirs error"] * us,
+        ),
+        Figure(
+            "async handled-error path with an async listener",
+            asyn["ours async listener error"] * us,
+            asyn["theirs error"] * us,
+        ),
     ]
     extra = {
         "ours filtered/unfiltered": sync["ours 1001"] / sync["ours"],
@@ -293,6 +366,8 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
         "theirs filtered/unfiltered": sync["theirs 1001"] / sync["theirs"],
         "bare call": sync["direct"] * us,
         "bare raise and catch": sync["direct error"] * us,
+        "budget A/A noise": _aa_noise(sync, "direct", "ours budget", "ours budget B"),
+        "async budget A/A noise": _aa_noise(asyn, "direct", "ours budget", "ours budget B"),
     }
     return figures, extra
 
@@ -302,6 +377,11 @@ def _over(
 ) -> tuple[float, float]:
     """Ours and theirs as overheads over `base`, scaled (to microseconds)."""
     return (best[ours] - best[base]) * scale, (best[theirs] - best[base]) * scale
+
+
+def _aa_noise(best: dict[str, float], base: str, a: str, b: str) -> float:
+    """How far apart the overheads over `base` of two identical variants came out."""
+    return abs((best[a] - best[base]) / (best[b] - best[base]) - 1)
 
 
 def _turn_tools(*, asynchronous: bool) -> list[BaseTool]:
@@ -625,6 +705,14 @@ def import_figures(rounds: int) -> dict[str, float]:
     return figures
 
 
+_RECORDING_SUCCESS_ROWS = [
+    (path, option) for path in ("", "async ") for option in ("a record", "a listener")
+]
+"""The success-path rows of the recording stage: (path prefix, option)."""
+_RECORDING_ERROR_ROWS = [*_RECORDING_SUCCESS_ROWS, ("async ", "an async listener")]
+"""Its handled-error rows: the async path also has an async listener."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure, print the table, and check the targets."""
     parser = argparse.ArgumentParser(
@@ -737,6 +825,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{'  the same, compiling the source (no bytecode yet)':<52}{compiling:>8.2f}ms")
 
     by_name = {f.name: f for f in figures}
+    # The success path with a record or a listener runs the hooks a budget runs: the same
+    # overhead, compared with ours with a budget measured in the same rounds, within 5% or
+    # the noise between two identical budgeted middleware, whichever is larger.
+    unchanged = {
+        (path, option): by_name[f"{path}success path with {option}: overhead"].ours
+        / by_name[f"{path}success path with a budget: overhead"].ours
+        for path, option in _RECORDING_SUCCESS_ROWS
+    }
+    budget_noise = {path: extra[f"{path}budget A/A noise"] for path in ("", "async ")}
     targets = [
         ("success-path overhead <= 0.5 x langchain's",
          by_name["success path: overhead over the bare call"].ratio <= 0.5),
@@ -762,6 +859,22 @@ def main(argv: Sequence[str] | None = None) -> int:
          by_name["async success path: overhead over the bare call"].ratio <= 0.5),
         ("async handled-error path <= 1.0 x langchain's",
          by_name["async handled-error path: per call"].ratio <= 1.0),
+        *[
+            (f"{path}handled-error path with {option} <= 1.0 x langchain's",
+             by_name[f"{path}handled-error path with {option}"].ratio <= 1.0)
+            for path, option in _RECORDING_ERROR_ROWS
+        ],
+        *[
+            (f"{path}success path with {option} <= 1.0 x langchain's",
+             by_name[f"{path}success path with {option}: overhead"].ratio <= 1.0)
+            for path, option in _RECORDING_SUCCESS_ROWS
+        ],
+        *[
+            (f"{path}success path with {option} within 5% of ours with a budget, or the A/A "
+             f"noise ({unchanged[path, option]:.2f} x, noise {budget_noise[path]:.1%})",
+             unchanged[path, option] - 1 <= max(0.05, budget_noise[path]))
+            for path, option in _RECORDING_SUCCESS_ROWS
+        ],
         *[
             (f"{path} agent turn adds <= 1% over no middleware (adds {added[path]:+.1%}; "
              f"a do-nothing middleware {framework[path]:+.1%}, A/A noise {noise[path]:.1%})",

@@ -412,6 +412,8 @@ def test_error_message_equals_one_built_and_validated_the_ordinary_way(content: 
     ordinary = ToolMessage(content=content, tool_call_id="c1", name="search", status="error")
     assert first == ordinary
     assert first.model_dump() == ordinary.model_dump()
+    assert first.model_fields_set == ordinary.model_fields_set  # what exclude_unset reads
+    assert first.model_fields_set is not second.model_fields_set
     assert first.additional_kwargs is not second.additional_kwargs
     assert first.response_metadata is not second.response_metadata
     if isinstance(content, list):

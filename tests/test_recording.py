@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path as FilePath
@@ -12,7 +13,13 @@ from typing import Any
 
 import pytest
 from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import AIMessage, HumanMessage, InvalidToolCall
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    InvalidToolCall,
+    ToolMessage,
+)
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -42,6 +49,7 @@ from tests._agents import (
     call,
     echo_tool,
     failing_tool,
+    question,
     run,
     tool_messages,
 )
@@ -229,15 +237,41 @@ def test_an_exception_type_is_named_with_its_module(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_parallel_failures_in_one_step_are_all_kept(path: Path) -> None:
+def test_parallel_failures_in_one_step_are_all_kept_in_call_order(path: Path) -> None:
     names = [f"tool{i}" for i in range(20)]
     tools = [failing_tool(name, LookupError(name)) for name in names]
     agent = build_agent(tools, [recording()], [call(name, name) for name in names])
 
     result = run(agent, path)
 
-    assert sorted(f["call_id"] or "" for f in result["tool_failures"]) == sorted(names)
+    # They settle in any order; the record keeps the order of the model's calls.
+    assert [f["call_id"] for f in result["tool_failures"]] == names
     FIGURES.append(f"record ({path}): 20 parallel failures in one step, 20 records")
+
+
+def slow_failing_tool(name: str, seconds: float) -> BaseTool:
+    """A tool that fails after `seconds`."""
+
+    def run_tool(query: str = "") -> str:
+        time.sleep(seconds)
+        raise LookupError(name)
+
+    return StructuredTool.from_function(run_tool, name=name, description=f"{name} (slow)")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_record_keeps_call_order_and_listeners_are_told_as_calls_settle(path: Path) -> None:
+    names = ["slowest", "slow", "quick"]
+    tools = [slow_failing_tool(name, 0.3 - 0.15 * i) for i, name in enumerate(names)]
+    told: list[ToolFailure] = []
+    agent = build_agent(
+        tools, [recording(listeners=[told.append])], [call(name, name) for name in names]
+    )
+
+    result = run(agent, path)
+
+    assert [f["call_id"] for f in result["tool_failures"]] == names
+    assert [f["call_id"] for f in told] == names[::-1]
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -262,6 +296,53 @@ def test_a_run_with_no_failure_has_an_empty_record(path: Path) -> None:
     agent = build_agent([echo_tool()], [recording()], [call("echo", "e", query="hi")])
 
     assert run(agent, path)["tool_failures"] == []
+
+
+def stream_updates(agent: Agent, path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Each node's update of a run, as `stream(stream_mode="updates")` shows them."""
+    streaming: Any = agent  # the Protocol has no `stream`; the compiled graph has
+
+    async def collect() -> list[Any]:
+        return [chunk async for chunk in streaming.astream(question(), stream_mode="updates")]
+
+    chunks: list[dict[str, Any]] = (
+        list(streaming.stream(question(), stream_mode="updates"))
+        if path == "sync"
+        else asyncio.run(collect())
+    )
+    return [(node, update or {}) for chunk in chunks for node, update in chunk.items()]
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("budgeted", [False, True])
+def test_a_streams_updates_hold_only_records_and_counts(path: Path, budgeted: bool) -> None:
+    options: dict[str, Any] = {"budget": ErrorBudget(per_tool=5)} if budgeted else {}
+    agent = agent_of(
+        [failing_tool("search", LookupError("x"))],
+        [recording(**options)],
+        turns(["search", "search"]),
+    )
+
+    updates = stream_updates(agent, path)
+
+    starts = [update for node, update in updates if node.endswith(".before_agent")]
+    assert starts == [
+        {"tool_failures": [], "tool_error_budget_counts": {}} if budgeted else {"tool_failures": []}
+    ]
+    records = [f for _, update in updates for f in update.get("tool_failures", ())]
+    assert sorted((f["call_id"], f["outcome"]) for f in records) == [
+        ("t0-0", "answered"),
+        ("t0-1", "answered"),
+    ]
+    counts = [
+        update["tool_error_budget_counts"]
+        for _, update in updates
+        if "tool_error_budget_counts" in update
+    ]
+    assert all(isinstance(value, int) for count in counts for value in count.values())
+    assert sum(count.get("ToolErrorMiddleware\x00search", 0) for count in counts) == (
+        2 if budgeted else 0
+    )
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -557,6 +638,14 @@ class TakesNothing:
         pass
 
 
+def takes_two_evaluated(failure: ToolFailure, extra: int) -> None:
+    pass
+
+
+# As in a module without `from __future__ import annotations`: the classes themselves.
+takes_two_evaluated.__annotations__ = {"failure": ToolFailure, "extra": int, "return": None}
+
+
 BAD_OPTIONS: list[tuple[dict[str, Any], type[Exception], list[str]]] = [
     (
         {"record_failures": "yes"},
@@ -564,7 +653,7 @@ BAD_OPTIONS: list[tuple[dict[str, Any], type[Exception], list[str]]] = [
         ["`record_failures`", "'yes'", "record_failures=True"],
     ),
     ({"record_failures": 1}, TypeError, ["`record_failures`", "1", "record_failures=True"]),
-    ({"listeners": print}, TypeError, ["`listeners`", "list or tuple", "listeners=["]),
+    ({"listeners": print}, TypeError, ["`listeners`", "a list", "listeners=["]),
     ({"listeners": "print"}, TypeError, ["`listeners`", "'print'"]),
     ({"listeners": [print, 3]}, TypeError, ["`listeners[1]`", "3", "callable"]),
     (
@@ -577,6 +666,11 @@ BAD_OPTIONS: list[tuple[dict[str, Any], type[Exception], list[str]]] = [
         {"listeners": [takes_two]},
         TypeError,
         ["`listeners[0]`", "(failure: 'ToolFailure', extra: 'int')", "one argument"],
+    ),
+    (
+        {"listeners": [takes_two_evaluated]},
+        TypeError,
+        ["(failure: langchain_tool_errors.ToolFailure, extra: int)", "one argument"],
     ),
 ]
 
@@ -630,6 +724,47 @@ def test_a_malformed_call_with_a_route_records_the_route(path: Path) -> None:
         ("echo", "malformed_call", "langchain_tool_errors.MalformedToolCall", "answered", 1)
     ]
     assert tool_messages(result)["cut"].text == "send it again"
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("routed", [False, True])
+def test_a_reply_of_only_malformed_calls_is_answered_at_the_threads_next_model_call(
+    path: Path, routed: bool
+) -> None:
+    def answer(failure: MalformedToolCall, request: ToolCallRequest) -> str:
+        return "send it again"
+
+    routes: list[Route[Any]] = [Route(Exception, report_type_only)]
+    if routed:
+        routes.append(Route(MalformedToolCall, answer))
+    middleware = ToolErrorMiddleware.from_routes(routes, record_failures=True)
+    malformed = AIMessage(
+        "",
+        invalid_tool_calls=[
+            InvalidToolCall(name="echo", args="{", id="cut", error="eof", type="invalid_tool_call")
+        ],
+    )
+    read: list[ToolMessage] = []
+
+    def next_reply(messages: Sequence[BaseMessage]) -> AIMessage:
+        read.extend(m for m in messages if isinstance(m, ToolMessage))
+        return AIMessage("done")
+
+    agent = agent_of([echo_tool()], [middleware], [malformed, next_reply], InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+
+    first = run(agent, path, question(), config)
+
+    assert [(f["call_id"], f["outcome"]) for f in first["tool_failures"]] == [("cut", "answered")]
+    assert not read  # the reply ended the run: the model was not called again
+    assert ("cut" in tool_messages(first)) is routed  # a route's answer is in the state now
+
+    second = run(agent, path, {"messages": [HumanMessage("and?")]}, config)
+
+    assert [(m.tool_call_id, m.status) for m in read] == [("cut", "error")]
+    if routed:
+        assert read[0].text.endswith("send it again")  # marked as an error for the model
+    assert second["tool_failures"] == []
 
 
 @pytest.mark.parametrize("path", PATHS)

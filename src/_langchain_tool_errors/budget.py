@@ -15,25 +15,19 @@ from _langchain_tool_errors.failures import FAILURE_KINDS, KIND_PHRASES, Failure
 COUNTS_KEY = "tool_error_budget_counts"
 """The state key holding the counts of handled failures of the current run."""
 
-_RESET = "\x00reset"
-
 
 def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[str, int]:
-    """The state reducer: add each key's increments; a reset marker starts from zero.
+    """The state reducer: add each key's increments; an empty update starts from zero.
 
-    Each failing call sends `{key: 1, ...}`; LangGraph applies every update of a step
-    through this reducer, so parallel failures in one step all count.
+    Each failing call sends `{key: 1, ...}`, never an empty dict; LangGraph applies every
+    update of a step through this reducer, so parallel failures in one step all count.
     """
-    if _RESET in update:
-        return {}  # `before_agent` sends the marker alone: a new run
+    if not update:
+        return {}  # what `before_agent` sends: a new run
     merged = dict(current or {})
     for key, value in update.items():
         merged[key] = merged.get(key, 0) + value
     return merged
-
-
-RESET_UPDATE: dict[str, int] = {_RESET: 1}
-"""The update `before_agent` sends at the start of each run."""
 
 
 class BudgetState(AgentState[Any]):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import reprlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast
@@ -409,11 +410,12 @@ def require_tool_name(name: object, exc: Exception | None) -> str:
 
 
 def require_listeners(listeners: object) -> tuple[Listener, ...]:
-    """`listeners=` is a list or tuple of callables that each take one positional argument."""
+    """`listeners=` is a sequence of callables that each take one positional argument."""
     if isinstance(listeners, str) or not _is_sequence(listeners):
         msg = (
-            f"`listeners` must be a list or tuple of callables, but got {listeners!r} "
-            f"({type(listeners).__name__}). Write for example listeners=[count_failure]."
+            f"`listeners` must be a list (or another sequence) of callables, but got "
+            f"{listeners!r} ({type(listeners).__name__}). Write for example "
+            "listeners=[count_failure]."
         )
         raise TypeError(msg)
     checked: list[Listener] = []
@@ -435,12 +437,21 @@ def require_listeners(listeners: object) -> tuple[Listener, ...]:
             except TypeError as exc:
                 msg = (
                     f"`listeners[{index}]` {listener!r} cannot be called with one argument "
-                    f"(its signature is {signature}). A listener takes the failure's "
+                    f"(its signature is {_public(signature)}). A listener takes the failure's "
                     "ToolFailure, such as `def count(failure: ToolFailure) -> None`."
                 )
                 raise TypeError(msg) from exc
         checked.append(listener)
     return tuple(checked)
+
+
+def _public(signature: inspect.Signature) -> str:
+    """A signature as the user reads it: this package's types by their public names."""
+    return _PRIVATE_MODULE.sub("langchain_tool_errors.", str(signature))
+
+
+_PRIVATE_MODULE = re.compile(r"\b_langchain_tool_errors\.\w+\.")
+"""A private module's path, as Python names this package's classes in a signature."""
 
 
 def _is_listener(value: object) -> TypeIs[Listener]:

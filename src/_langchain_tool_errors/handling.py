@@ -10,6 +10,7 @@ from __future__ import annotations
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
+from _langchain_tool_errors.building import error_tool_message
 from _langchain_tool_errors.checks import (
     require_awaitable,
     require_content,
@@ -21,26 +22,20 @@ from _langchain_tool_errors.providers import Provider
 from _langchain_tool_errors.route_table import RouteHandlers
 from _langchain_tool_errors.tool_calls import tool_name
 
-_ERROR_TEMPLATE = ToolMessage(content="", tool_call_id="template", status="error")
-
 
 def error_message(
     argument: str, content: object, exc: Exception | None, request: ToolCallRequest
 ) -> ToolMessage:
-    """The error `ToolMessage` carrying a handler's content, every field checked."""
+    """The error `ToolMessage` carrying a handler's content, every field checked.
+
+    Every field is checked here, so the message is built without pydantic validating it
+    again (see `building`).
+    """
     name = tool_name(request)
-    # Every field is checked here, so the message is copied from a validated template
-    # rather than validated again by pydantic (a third of the cost); the dicts are fresh
-    # so no two messages share one. tests/test_middleware.py compares the result with a
-    # ToolMessage built the ordinary way.
-    return _ERROR_TEMPLATE.model_copy(
-        update={
-            "content": require_content(argument, content, exc),
-            "tool_call_id": require_tool_call_id(request, name, exc),
-            "name": require_tool_name(name, exc),
-            "additional_kwargs": {},
-            "response_metadata": {},
-        }
+    return error_tool_message(
+        require_content(argument, content, exc),
+        require_tool_call_id(request, name, exc),
+        require_tool_name(name, exc),
     )
 
 

@@ -17,6 +17,7 @@ from langgraph.types import Command
 from typing_extensions import TypeIs
 
 from _langchain_tool_errors.budget import COUNTS_KEY
+from _langchain_tool_errors.building import state_update
 from _langchain_tool_errors.recording import FAILURES_KEY
 
 
@@ -62,7 +63,7 @@ def put_back(rest: dict[str, Any], answer: ToolMessage | Command[Any]) -> Comman
     update = dict(rest)
     if isinstance(answer, ToolMessage):
         update["messages"] = [answer]
-        return Command(update=update)
+        return state_update(update)
     ours: object = answer.update
     if not _is_update(ours):  # never so: this middleware's answers update a dict
         return answer
@@ -73,7 +74,7 @@ def put_back(rest: dict[str, Any], answer: ToolMessage | Command[Any]) -> Comman
             update[key] = [*update[key], *value]
         else:
             update[key] = value
-    return Command(update=update)
+    return state_update(update)
 
 
 def _is_command(value: object) -> TypeIs[Command[Any]]:

@@ -16,11 +16,11 @@ from typing_extensions import TypeVar, override
 
 from _langchain_tool_errors.budget import (
     COUNTS_KEY,
-    RESET_UPDATE,
     BudgetState,
     ErrorBudget,
     ToolErrorBudgetExceeded,
 )
+from _langchain_tool_errors.building import state_update
 from _langchain_tool_errors.checks import (
     reject_async_on_error,
     reject_routes_keyword,
@@ -59,7 +59,7 @@ from _langchain_tool_errors.record_types import (
     FailureOutcome,
     ToolFailure,
 )
-from _langchain_tool_errors.recording import FAILURES_KEY, RESET_FAILURES, FailureState, Recorder
+from _langchain_tool_errors.recording import FAILURES_KEY, FailureState, Recorder
 from _langchain_tool_errors.route_table import (
     RouteHandlers,
     RouteTable,
@@ -451,9 +451,9 @@ class ToolErrorMiddleware(
         # What the recording stage needs (`None` when nothing records or listens), and what
         # `before_agent` sends at the start of a run: the counts, and the record, from zero.
         self._recorder = Recorder(self._name, keeps, checked_listeners) if records else None
-        self._reset: dict[str, Any] = {COUNTS_KEY: RESET_UPDATE}
+        self._resets_counts = self._accounts is not None
+        self._resets_record = keeps
         if keeps:
-            self._reset[FAILURES_KEY] = RESET_FAILURES
             self.state_schema = FailureState
 
     @property
@@ -805,32 +805,31 @@ class ToolErrorMiddleware(
         """
         accounts = self._accounts
         recorder = self._recorder
-        told: ToolMessage | None = None
-        increments: dict[str, int] | None = None
-        if accounts is not None:
-            counts: dict[str, int] = request.state.get(COUNTS_KEY) or {}
-            try:
-                spent = accounts.spend(failure, request, counts, route)
-            except ToolErrorBudgetExceeded as stop:
-                record = (
-                    None
-                    if recorder is None
-                    else recorder.failure(failure, request, route, "stopped")
-                )
-                return message, record, stop
-            if spent is not None:
-                told, increments = spent
+        record: ToolFailure | None = None
+        if accounts is None:  # nothing counts: the handler's message is the answer
+            if recorder is None:
+                return message, None, None
+            record = recorder.failure(failure, request, route, "answered")
+            if recorder.keeps:
+                return state_update({"messages": [message], FAILURES_KEY: [record]}), record, None
+            return message, record, None
+        try:
+            spent = accounts.spend(failure, request, request.state.get(COUNTS_KEY) or {}, route)
+        except ToolErrorBudgetExceeded as stop:
+            if recorder is not None:
+                record = recorder.failure(failure, request, route, "stopped")
+            return message, record, stop
+        told, increments = (None, None) if spent is None else spent
         update: dict[str, Any] = {"messages": [told or message]}
         if increments is not None:
             update[COUNTS_KEY] = increments
-        record = None
         if recorder is not None:
             outcome: FailureOutcome = "answered" if told is None else "told"
             record = recorder.failure(failure, request, route, outcome)
             if recorder.keeps:
                 update[FAILURES_KEY] = [record]
         # A "tell" always comes with its increments, so a lone message is the handler's.
-        return (message if len(update) == 1 else Command(update=update)), record, None
+        return (message if len(update) == 1 else state_update(update)), record, None
 
     def _finish(
         self,
@@ -1020,12 +1019,26 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     @override
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
         """A new run starts from zero (resumes of an interrupt do not pass here)."""
-        return dict(self._reset)
+        return self._reset()
 
     @override
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
         """A new run starts from zero, on the async path."""
-        return dict(self._reset)
+        return self._reset()
+
+    def _reset(self) -> dict[str, Any]:
+        """The update that empties the run's counts and record: empty values, made anew.
+
+        Only the keys this middleware writes: nothing else shows in a stream's updates.
+        """
+        update: dict[str, Any] = {}
+        if self._resets_counts:
+            no_counts: dict[str, int] = {}
+            update[COUNTS_KEY] = no_counts
+        if self._resets_record:
+            no_records: list[ToolFailure] = []
+            update[FAILURES_KEY] = no_records
+        return update
 
 
 _Settled: TypeAlias = tuple[MalformedToolCall, ToolCallRequest, ToolMessage | None, int | None]

@@ -25,26 +25,17 @@ from _langchain_tool_errors.tool_calls import tool_name
 FAILURES_KEY = "tool_failures"
 """The state key of the run's record, part of the agent's output."""
 
-_RESET = "\x00reset"
 
-RESET_FAILURES: list[str] = [_RESET]
-"""The update `before_agent` sends at the start of each run: the record starts empty."""
-
-
-def add_failures(
-    current: list[ToolFailure] | None, update: list[ToolFailure] | list[str]
-) -> list[ToolFailure]:
+def add_failures(current: list[ToolFailure] | None, update: list[ToolFailure]) -> list[ToolFailure]:
     """The state reducer: each update's records follow those already kept.
 
-    Every failing call in a step sends its own one-record list, and LangGraph applies each
-    of them here, so parallel failures are all kept. The reset marker, alone, empties it.
+    Every failing call in a step sends its own list of one record (a malformed call's
+    stage, one for the whole step), never an empty one, and LangGraph applies each of them
+    here, so parallel failures are all kept. An empty update, a new run's, empties it.
     """
-    kept = list(current or ())
-    for record in update:
-        if isinstance(record, str):  # only the reset marker is a string
-            return []
-        kept.append(record)
-    return kept
+    if not update:
+        return []
+    return [*(current or ()), *update]
 
 
 class FailureState(BudgetState):
@@ -97,12 +88,13 @@ class Recorder:
         outcome: FailureOutcome,
     ) -> ToolFailure:
         """The record of a settled failure."""
+        # The error path runs this for every failure: the cached name is read inline.
         return {
             "middleware": self._name,
             "tool": tool_name(request),
             "call_id": request.tool_call.get("id"),
             "kind": kind_of(failure),
-            "error_type": type_name(failure),
+            "error_type": _TYPE_NAMES.get(type(failure)) or type_name(failure),
             "route": route,
             "outcome": outcome,
         }
@@ -115,7 +107,8 @@ class Recorder:
             except Exception as error:  # a listener never changes the run
                 _log_raised(listener, record, error)
                 continue
-            if inspect.isawaitable(result):
+            # A sync listener returns None: only another result may be an awaitable.
+            if result is not None and inspect.isawaitable(result):
                 _close(result)
                 LOGGER.error(
                     "The failure listener %r is async, and the agent runs on the sync path "
@@ -132,7 +125,7 @@ class Recorder:
         for listener in self.listeners:
             try:
                 result = listener(record.copy())
-                if inspect.isawaitable(result):
+                if result is not None and inspect.isawaitable(result):
                     await result
             except Exception as error:  # a listener never changes the run
                 _log_raised(listener, record, error)

@@ -20,6 +20,32 @@ def test_this_pydantic_and_this_langgraph_take_the_direct_builders() -> None:
     # Should either fall back, the error path would lose a third of its speed unnoticed.
     assert error_tool_message is building._built_directly  # pyright: ignore[reportPrivateUsage]
     assert state_update is building._command_directly  # pyright: ignore[reportPrivateUsage]
+    # The choice made at import, made again: the same.
+    assert building._choose_message_builder() is error_tool_message  # pyright: ignore[reportPrivateUsage]
+    assert building._choose_command_builder() is state_update  # pyright: ignore[reportPrivateUsage]
+
+
+def _differing(part: str) -> ToolMessage:
+    """A message like `_validated("probe", "id", "tool")` but for one part of it."""
+    message = ToolMessage(content="probe", tool_call_id="id", name="tool", status="error")
+    if part == "content":
+        return message.model_copy(update={"content": "other"})
+    if part == "fields set":
+        message.__pydantic_fields_set__.add("artifact")
+    elif part == "extra":
+        object.__setattr__(message, "__pydantic_extra__", {"note": 1})
+    elif part == "private":
+        object.__setattr__(message, "__pydantic_private__", {"_note": 1})
+    return message
+
+
+@pytest.mark.parametrize("part", ["content", "fields set", "extra", "private"])
+def test_the_import_check_tells_a_message_that_differs_in_any_part(part: str) -> None:
+    ordinary = ToolMessage(content="probe", tool_call_id="id", name="tool", status="error")
+    same = building._same_message  # pyright: ignore[reportPrivateUsage]
+
+    assert same(error_tool_message("probe", "id", "tool"), ordinary)
+    assert not same(_differing(part), ordinary)
 
 
 @pytest.mark.parametrize("content", CONTENTS, ids=["str", "blocks"])

@@ -46,7 +46,7 @@ def _built_directly(content: Content, tool_call_id: str, name: str) -> ToolMessa
     fields["response_metadata"] = response_metadata
     _set(message, "__dict__", fields)
     _set(message, "__pydantic_fields_set__", set(_SET_FIELDS))
-    _set(message, "__pydantic_extra__", None if _TEMPLATE.__pydantic_extra__ is None else {})
+    _set(message, "__pydantic_extra__", {})  # ToolMessage allows extra fields; it has none
     _set(message, "__pydantic_private__", None)
     return message
 
@@ -60,6 +60,7 @@ def _same_message(built: ToolMessage, ordinary: ToolMessage) -> bool:
         built == ordinary
         and built.model_dump() == ordinary.model_dump()
         and built.model_fields_set == ordinary.model_fields_set
+        and built.__pydantic_extra__ == ordinary.__pydantic_extra__
         and built.__pydantic_private__ == ordinary.__pydantic_private__
     )
 

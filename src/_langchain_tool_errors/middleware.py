@@ -448,8 +448,8 @@ class ToolErrorMiddleware(
         self._caught = except_clause(widest(routes))
         self._table = RouteTable(routes)
         self._accounts = Accounts(self._name, checked_budget, routes) if any(budgets) else None
-        # What the recording stage needs (`None` when nothing records or listens), and what
-        # `before_agent` sends at the start of a run: the counts, and the record, from zero.
+        # What the recording stage needs (`None` when nothing records or listens), and which
+        # of the keys this middleware writes `before_agent` empties at the start of a run.
         self._recorder = Recorder(self._name, keeps, checked_listeners) if records else None
         self._resets_counts = self._accounts is not None
         self._resets_record = keeps

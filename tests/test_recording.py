@@ -7,7 +7,7 @@ import gc
 import logging
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
@@ -234,6 +234,37 @@ def test_an_exception_type_is_named_with_its_module(path: Path) -> None:
 
     types = {f["tool"]: f["error_type"] for f in result["tool_failures"]}
     assert types == {"ask": "langchain_core.tools.base.ToolException", "run": "TimeoutError"}
+
+
+def fresh_exception(name: str, module: str) -> type[Exception]:
+    """A class no record has named yet, as if defined in `module`."""
+    return type(name, (Exception,), {"__module__": module})
+
+
+FRESH_TYPES = [
+    (fresh_exception("QuotaError", "billing.errors"), "billing.errors.QuotaError"),
+    (fresh_exception("Probe", "builtins"), "Probe"),
+    (
+        fresh_exception("PrivateProbe", "_langchain_tool_errors.failures"),
+        "langchain_tool_errors.PrivateProbe",
+    ),
+]
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(("cls", "named"), FRESH_TYPES, ids=["module", "builtin", "ours"])
+def test_a_type_is_named_by_its_module_the_first_time_and_after(
+    path: Path, cls: type[Exception], named: str
+) -> None:
+    agent = build_agent(
+        [failing_tool("first", cls("x")), failing_tool("again", cls("y"))],
+        [recording()],
+        [call("first", "a"), call("again", "b")],
+    )
+
+    result = run(agent, path)
+
+    assert [f["error_type"] for f in result["tool_failures"]] == [named, named]
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -560,7 +591,69 @@ def test_a_listener_that_raises_is_logged_and_changes_nothing(
         ["listener bug", "async listener bug"] if path == "async" else ["listener bug"]
     )
     assert all("search" in r.getMessage() and "(call s," in r.getMessage() for r in raised)
+    assert all("exception" in r.getMessage() and "answered" in r.getMessage() for r in raised)
+    names = ["broken", "abroken"] if path == "async" else ["broken"]
+    assert all(name in r.getMessage() for r, name in zip(raised, names, strict=True))
+    assert [r.exc_info[0] for r in raised if r.exc_info] == [RuntimeError] * len(names)
     assert "listener bug" not in " ".join(m.text for m in result["messages"])
+
+
+class Pending:
+    """An awaitable that is not a coroutine, which knows whether it was closed or awaited."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.awaited = False
+
+    def close(self) -> None:
+        self.closed = True
+
+    def __await__(self) -> Generator[None, None, None]:
+        self.awaited = True
+        yield from ()
+
+
+def test_an_async_listener_on_the_sync_path_has_its_awaitable_closed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    pending = Pending()
+
+    def alert(failure: ToolFailure) -> Pending:
+        return pending
+
+    agent = build_agent(
+        [failing_tool("search", LookupError("x"))],
+        [UntypedMiddleware(report_type_only, listeners=[alert])],
+        [call("search", "s1")],
+    )
+
+    with caplog.at_level(logging.ERROR, logger="langchain_tool_errors"):
+        run(agent, "sync")
+
+    assert (pending.closed, pending.awaited) == (True, False)
+    assert len(caplog.records) == 1
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_what_a_sync_listener_returns_is_ignored(
+    path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    told: list[ToolFailure] = []
+
+    def returns_a_value(failure: ToolFailure) -> int:
+        return 7
+
+    agent = build_agent(
+        [failing_tool("search", LookupError("x"))],
+        [UntypedMiddleware(report_type_only, listeners=[returns_a_value, told.append])],
+        [call("search", "s1")],
+    )
+
+    with caplog.at_level(logging.ERROR, logger="langchain_tool_errors"):
+        run(agent, path)
+
+    assert [f["call_id"] for f in told] == ["s1"]
+    assert caplog.records == []
 
 
 def test_an_async_listener_on_the_sync_path_is_not_run_and_is_logged(
@@ -589,6 +682,7 @@ def test_an_async_listener_on_the_sync_path_is_not_run_and_is_logged(
     message = logged.getMessage()
     assert "alert" in message
     assert "search" in message
+    assert "exception" in message  # the kind
     assert "s1" in message
     assert "ainvoke" in message  # the fix
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from importlib import metadata
 from typing import Any
 
 import pytest
@@ -19,12 +20,13 @@ from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall, ToolMe
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
+from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader, NumberDataPoint, Sum
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind, StatusCode, Tracer
+from opentelemetry.trace import INVALID_SPAN_CONTEXT, NonRecordingSpan, SpanKind, StatusCode, Tracer
 from typing_extensions import override
 
 from langchain_tool_errors import (
@@ -32,6 +34,7 @@ from langchain_tool_errors import (
     FailureKind,
     ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
+    ToolFailure,
 )
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.telemetry import OpenTelemetryListener
@@ -474,6 +477,75 @@ def test_without_opentelemetry_the_package_works_and_telemetry_names_the_extra()
     assert kinds == "ImportError ModuleNotFoundError opentelemetry"
     assert "opentelemetry-api" in message
     assert 'pip install "langchain-tool-errors[otel]"' in message
+
+
+def test_the_spans_and_the_counter_name_this_package_its_version_and_the_middleware(
+    telemetry: Telemetry,
+) -> None:
+    agent = build_agent(
+        search_failing(LookupError("x")), [telemetry.middleware()], [call("search", "c1")]
+    )
+
+    run(agent, "sync")
+
+    version = metadata.version("langchain-tool-errors")
+    [span] = telemetry.spans()
+    assert span.instrumentation_scope is not None
+    assert (span.instrumentation_scope.name, span.instrumentation_scope.version) == (
+        "langchain_tool_errors",
+        version,
+    )
+    data = telemetry.reader.get_metrics_data()
+    assert data is not None
+    [scope] = [s for r in data.resource_metrics for s in r.scope_metrics]
+    assert (scope.scope.name, scope.scope.version) == ("langchain_tool_errors", version)
+    [metric] = scope.metrics
+    assert "ToolErrorMiddleware" in (metric.description or "")
+
+
+def a_failure(call_id: str | None) -> ToolFailure:
+    return {
+        "middleware": "ToolErrorMiddleware",
+        "tool": "search",
+        "call_id": call_id,
+        "kind": "malformed_call",
+        "error_type": "langchain_tool_errors.MalformedToolCall",
+        "route": None,
+        "outcome": "answered",
+    }
+
+
+class RecordingSpanWithoutAttributes(NonRecordingSpan):
+    """A span that records but does not show its attributes, as some implementations do."""
+
+    @override
+    def is_recording(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    "current",
+    ["a span with no call id", "a span that shows no attributes"],
+)
+def test_a_current_span_that_cannot_be_the_calls_is_left_alone(
+    telemetry: Telemetry, current: str
+) -> None:
+    if current == "a span with no call id":
+        # A call without an id (a malformed call may have none) is no span's call.
+        with telemetry.tracer.start_as_current_span("request"):
+            telemetry.listener(a_failure(None))
+        [opened, request] = telemetry.spans()
+        assert request.status.status_code is StatusCode.UNSET
+        assert attributes_of(request.attributes) == {}
+    else:
+        with trace.use_span(RecordingSpanWithoutAttributes(INVALID_SPAN_CONTEXT)):
+            telemetry.listener(a_failure("c1"))
+        [opened] = telemetry.spans()
+    assert opened.name == "execute_tool search"
+    assert opened.status.status_code is StatusCode.ERROR
+    assert attributes_of(opened.attributes)["error.type"] == (
+        "langchain_tool_errors.MalformedToolCall"
+    )
 
 
 def test_the_listener_shows_the_providers_it_was_given(telemetry: Telemetry) -> None:

@@ -113,6 +113,34 @@ def test_a_message_layout_the_module_does_not_know_falls_back_to_validation(
         assert built.model_fields_set == {"content", "tool_call_id", "name", "status"}
 
 
+def test_a_command_whose_init_does_more_falls_back_to_its_constructor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def post_init(self: Command[Any]) -> None:
+        pass
+
+    monkeypatch.setattr(Command, "__post_init__", post_init, raising=False)
+
+    chosen = building._choose_command_builder()  # pyright: ignore[reportPrivateUsage]
+
+    assert chosen is building._command_ordinarily  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_message_layout_that_differs_only_for_blocks_falls_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    direct = building._built_directly  # pyright: ignore[reportPrivateUsage]
+
+    def blocks_differ(content: Any, tool_call_id: str, name: str) -> ToolMessage:
+        return direct("other" if isinstance(content, list) else content, tool_call_id, name)
+
+    monkeypatch.setattr(building, "_built_directly", blocks_differ)
+
+    chosen = building._choose_message_builder()  # pyright: ignore[reportPrivateUsage]
+
+    assert chosen is building._validated  # pyright: ignore[reportPrivateUsage]
+
+
 def test_a_command_with_other_fields_falls_back_to_its_constructor(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

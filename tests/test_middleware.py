@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from enum import Enum
 from typing import Any
 
 import pytest
@@ -392,10 +393,16 @@ def test_middleware_repr_shows_its_configuration() -> None:
     )
 
 
+class Reply(str, Enum):  # noqa: UP042  # not StrEnum: str() of this one is its name
+    """A handler's canned replies: `str` members, whose `str()` is not their text."""
+
+    FAILED = "search failed"
+
+
 @pytest.mark.parametrize(
     "content",
-    ["search failed", [{"type": "text", "text": "search failed"}]],
-    ids=["str", "blocks"],
+    ["search failed", [{"type": "text", "text": "search failed"}], Reply.FAILED],
+    ids=["str", "blocks", "str subclass"],
 )
 def test_error_message_equals_one_built_and_validated_the_ordinary_way(content: Any) -> None:
     middleware = ToolErrorMiddleware(lambda exc, request: content)
@@ -414,11 +421,37 @@ def test_error_message_equals_one_built_and_validated_the_ordinary_way(content: 
     assert first.model_dump() == ordinary.model_dump()
     assert first.model_fields_set == ordinary.model_fields_set  # what exclude_unset reads
     assert first.model_fields_set is not second.model_fields_set
+    assert type(first.content) is type(ordinary.content)  # a str subclass is sent as a str
+    assert str(first) == str(ordinary)
     assert first.additional_kwargs is not second.additional_kwargs
     assert first.response_metadata is not second.response_metadata
     if isinstance(content, list):
         assert first.content is not content
         assert first.content[0] is not content[0], "blocks are copied, as pydantic would"
+
+
+class Named(str, Enum):  # noqa: UP042  # not StrEnum: str() of this one is its name
+    """A call id and a tool name that are `str` subclasses, as a model client might give."""
+
+    CALL = "c7"
+    TOOL = "search"
+
+
+def test_a_call_id_and_tool_name_that_subclass_str_are_answered_as_plain_str() -> None:
+    middleware = ToolErrorMiddleware(lambda exc, request: "search failed")
+    request = direct_request(None, call(Named.TOOL, Named.CALL))
+
+    def execute(_request: ToolCallRequest) -> ToolMessage:
+        raise KeyError("k")
+
+    message = middleware.wrap_tool_call(request, execute)
+
+    assert isinstance(message, ToolMessage)
+    assert (type(message.tool_call_id), type(message.name)) == (str, str)
+    assert (message.tool_call_id, message.name) == ("c7", "search")
+    assert message == ToolMessage(
+        content="search failed", tool_call_id="c7", name="search", status="error"
+    )
 
 
 # --- the configuration, read back -------------------------------------------------------

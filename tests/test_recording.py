@@ -322,6 +322,26 @@ def test_each_run_on_a_thread_has_its_own_record(path: Path) -> None:
     assert [f["call_id"] for f in second["tool_failures"]] == ["t0-0"]
 
 
+def test_writing_an_empty_record_empties_it_and_writing_records_adds_them() -> None:
+    agent = agent_of(
+        [failing_tool("search", LookupError("x"))],
+        [recording()],
+        turns(["search"]),
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    first = run(agent, "sync", question(), config)
+    [record] = first["tool_failures"]
+    graph: Any = agent  # the Protocol has no `get_state`/`update_state`; the graph has
+
+    graph.update_state(config, {"tool_failures": []})
+    emptied = graph.get_state(config).values["tool_failures"]
+    graph.update_state(config, {"tool_failures": [record, record]})
+    added = graph.get_state(config).values["tool_failures"]
+
+    assert (emptied, added) == ([], [record, record])
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_a_run_with_no_failure_has_an_empty_record(path: Path) -> None:
     agent = build_agent([echo_tool()], [recording()], [call("echo", "e", query="hi")])
@@ -740,6 +760,13 @@ def takes_two_evaluated(failure: ToolFailure, extra: int) -> None:
 takes_two_evaluated.__annotations__ = {"failure": ToolFailure, "extra": int, "return": None}
 
 
+def takes_a_model(failure: ToolFailure, model: ScriptedChatModel) -> None:
+    pass
+
+
+takes_a_model.__annotations__ = {"failure": ToolFailure, "model": ScriptedChatModel}
+
+
 BAD_OPTIONS: list[tuple[dict[str, Any], type[Exception], list[str]]] = [
     (
         {"record_failures": "yes"},
@@ -765,6 +792,11 @@ BAD_OPTIONS: list[tuple[dict[str, Any], type[Exception], list[str]]] = [
         {"listeners": [takes_two_evaluated]},
         TypeError,
         ["(failure: langchain_tool_errors.ToolFailure, extra: int)", "one argument"],
+    ),
+    (
+        {"listeners": [takes_a_model]},
+        TypeError,
+        ["model: langchain_tool_errors.testing.ScriptedChatModel)", "one argument"],
     ),
 ]
 

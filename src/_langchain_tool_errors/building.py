@@ -67,9 +67,15 @@ def _same_message(built: ToolMessage, ordinary: ToolMessage) -> bool:
 
 def _choose_message_builder() -> MessageBuilder:
     """The direct builder, if it makes what pydantic makes; else pydantic's own validation."""
+    probes: list[Content] = ["probe", [{"type": "text", "text": "probe"}]]
     try:
-        built = _built_directly("probe", "probe-id", "probe-tool")
-        same = _same_message(built, _validated("probe", "probe-id", "probe-tool"))
+        same = all(
+            _same_message(
+                _built_directly(content, "probe-id", "probe-tool"),
+                _validated(content, "probe-id", "probe-tool"),
+            )
+            for content in probes
+        )
     except Exception:  # a layout this module does not know: the ordinary way
         same = False
     return _built_directly if same and _TEMPLATE.__pydantic_private__ is None else _validated
@@ -104,7 +110,11 @@ def _choose_command_builder() -> Callable[[dict[str, Any]], Command[Any]]:
     """The direct builder, if `Command` still has these fields and defaults."""
     fields = {field.name: field.default for field in dataclasses.fields(Command)}
     probe: dict[str, Any] = {"messages": []}
-    known = fields == _COMMAND_DEFAULTS and _command_directly(probe) == Command(update=probe)
+    known = (
+        fields == _COMMAND_DEFAULTS
+        and not hasattr(Command, "__post_init__")  # its `__init__` would do more than set
+        and _command_directly(probe) == Command(update=probe)
+    )
     return _command_directly if known else _command_ordinarily
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 import reprlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast
@@ -21,6 +20,7 @@ from typing_extensions import TypeIs, TypeVar
 from _langchain_tool_errors.budget import ErrorBudget
 from _langchain_tool_errors.control_flow import GraphBubbleUp
 from _langchain_tool_errors.failures import ReportedFailure
+from _langchain_tool_errors.naming import public_names
 from _langchain_tool_errors.record_types import Listener
 
 _T = TypeVar("_T")
@@ -358,7 +358,9 @@ def require_content(
         The content as `ToolMessage` takes it: the `str`, or the blocks in a list.
     """
     if isinstance(content, str):
-        return content
+        # A `str` subclass (a `StrEnum` member, say) is sent as the plain text it holds, as
+        # pydantic would store it: the message's content is a `str`, whatever the handler's.
+        return content if type(content) is str else str.__str__(content)
     if _is_list_or_tuple(content):
         blocks: list[str | dict[Any, Any]] = []
         for index, block in enumerate(content):
@@ -388,6 +390,8 @@ def _get(mapping: Mapping[str, object], key: str) -> object:
 def require_tool_call_id(request: ToolCallRequest, tool_name: str, exc: Exception | None) -> str:
     """The failed tool call has an id, which the error `ToolMessage` must answer."""
     call_id = _get(request.tool_call, "id")
+    if isinstance(call_id, str) and type(call_id) is not str:
+        call_id = str.__str__(call_id)  # plain text, as pydantic would store it
     if not isinstance(call_id, str) or not call_id:
         msg = (
             f"The call to tool `{tool_name}` has no id (got {_describe(call_id)}), so its "
@@ -406,7 +410,7 @@ def require_tool_name(name: object, exc: Exception | None) -> str:
             "cannot be answered with a ToolMessage. The tool's exception is chained below."
         )
         raise TypeError(msg) from exc
-    return name
+    return name if type(name) is str else str.__str__(name)  # plain, as pydantic stores it
 
 
 def require_listeners(listeners: object) -> tuple[Listener, ...]:
@@ -435,23 +439,15 @@ def require_listeners(listeners: object) -> tuple[Listener, ...]:
             try:
                 signature.bind(None)
             except TypeError as exc:
+                shown = public_names(str(signature))
                 msg = (
                     f"`listeners[{index}]` {listener!r} cannot be called with one argument "
-                    f"(its signature is {_public(signature)}). A listener takes the failure's "
+                    f"(its signature is {shown}). A listener takes the failure's "
                     "ToolFailure, such as `def count(failure: ToolFailure) -> None`."
                 )
                 raise TypeError(msg) from exc
         checked.append(listener)
     return tuple(checked)
-
-
-def _public(signature: inspect.Signature) -> str:
-    """A signature as the user reads it: this package's types by their public names."""
-    return _PRIVATE_MODULE.sub("langchain_tool_errors.", str(signature))
-
-
-_PRIVATE_MODULE = re.compile(r"\b_langchain_tool_errors\.\w+\.")
-"""A private module's path, as Python names this package's classes in a signature."""
 
 
 def _is_listener(value: object) -> TypeIs[Listener]:

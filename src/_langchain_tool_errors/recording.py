@@ -19,6 +19,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from _langchain_tool_errors.budget import BudgetState
 from _langchain_tool_errors.failures import ReportedFailure, kind_of
 from _langchain_tool_errors.handlers import LOGGER
+from _langchain_tool_errors.naming import public_module
 from _langchain_tool_errors.record_types import FailureOutcome, Listener, ToolFailure
 from _langchain_tool_errors.tool_calls import tool_name
 
@@ -56,9 +57,7 @@ def type_name(failure: Exception | ReportedFailure) -> str:
     cls = type(failure)
     name = _TYPE_NAMES.get(cls)
     if name is None:
-        module = cls.__module__
-        if module.startswith("_langchain_tool_errors."):
-            module = "langchain_tool_errors"
+        module = public_module(cls.__module__)
         name = cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
         _TYPE_NAMES[cls] = name
     return name

@@ -45,6 +45,7 @@ from tests._agents import (
     PATHS,
     Agent,
     Path,
+    Ready,
     build_agent,
     call,
     echo_tool,
@@ -236,26 +237,22 @@ def test_an_exception_type_is_named_with_its_module(path: Path) -> None:
     assert types == {"ask": "langchain_core.tools.base.ToolException", "run": "TimeoutError"}
 
 
-def fresh_exception(name: str, module: str) -> type[Exception]:
-    """A class no record has named yet, as if defined in `module`."""
-    return type(name, (Exception,), {"__module__": module})
-
-
 FRESH_TYPES = [
-    (fresh_exception("QuotaError", "billing.errors"), "billing.errors.QuotaError"),
-    (fresh_exception("Probe", "builtins"), "Probe"),
-    (
-        fresh_exception("PrivateProbe", "_langchain_tool_errors.failures"),
-        "langchain_tool_errors.PrivateProbe",
-    ),
+    ("QuotaError", "billing.errors", "billing.errors.QuotaError"),
+    ("Probe", "builtins", "Probe"),
+    ("PrivateProbe", "_langchain_tool_errors.failures", "langchain_tool_errors.PrivateProbe"),
 ]
 
 
 @pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize(("cls", "named"), FRESH_TYPES, ids=["module", "builtin", "ours"])
+@pytest.mark.parametrize(
+    ("name", "module", "named"), FRESH_TYPES, ids=["module", "builtin", "ours"]
+)
 def test_a_type_is_named_by_its_module_the_first_time_and_after(
-    path: Path, cls: type[Exception], named: str
+    path: Path, name: str, module: str, named: str
 ) -> None:
+    # A class made here, so no record has named it before (names are cached by class).
+    cls = type(name, (Exception,), {"__module__": module})
     agent = build_agent(
         [failing_tool("first", cls("x")), failing_tool("again", cls("y"))],
         [recording()],
@@ -651,6 +648,28 @@ def test_an_async_listener_on_the_sync_path_has_its_awaitable_closed(
         run(agent, "sync")
 
     assert (pending.closed, pending.awaited) == (True, False)
+    assert len(caplog.records) == 1
+
+
+def test_an_async_listener_on_the_sync_path_may_return_an_awaitable_with_no_close(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    told: list[ToolFailure] = []
+
+    def alert(failure: ToolFailure) -> Ready:
+        return Ready("never awaited")
+
+    agent = build_agent(
+        [failing_tool("search", LookupError("x"))],
+        [UntypedMiddleware(report_type_only, listeners=[alert, told.append])],
+        [call("search", "s1")],
+    )
+
+    with caplog.at_level(logging.ERROR, logger="langchain_tool_errors"):
+        result = run(agent, "sync")
+
+    assert tool_messages(result)["s1"].status == "error"
+    assert [f["call_id"] for f in told] == ["s1"]
     assert len(caplog.records) == 1
 
 

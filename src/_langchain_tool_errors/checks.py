@@ -347,6 +347,15 @@ def _is_list_or_tuple(value: object) -> TypeIs[list[object] | tuple[object, ...]
     return isinstance(value, (list, tuple))
 
 
+def _plain(text: str) -> str:
+    """`text` as a plain `str`, as pydantic stores a message's fields.
+
+    A `str` subclass (a `(str, Enum)` member, say) becomes the text it holds, so the message
+    holds no user type and its `str()` is that text, not the member's name.
+    """
+    return text if type(text) is str else str.__str__(text)
+
+
 def require_content(
     argument: str, content: object, exc: Exception | None
 ) -> str | list[str | dict[Any, Any]]:
@@ -358,9 +367,7 @@ def require_content(
         The content as `ToolMessage` takes it: the `str`, or the blocks in a list.
     """
     if isinstance(content, str):
-        # A `str` subclass (a `StrEnum` member, say) is sent as the plain text it holds, as
-        # pydantic would store it: the message's content is a `str`, whatever the handler's.
-        return content if type(content) is str else str.__str__(content)
+        return _plain(content)
     if _is_list_or_tuple(content):
         blocks: list[str | dict[Any, Any]] = []
         for index, block in enumerate(content):
@@ -390,8 +397,6 @@ def _get(mapping: Mapping[str, object], key: str) -> object:
 def require_tool_call_id(request: ToolCallRequest, tool_name: str, exc: Exception | None) -> str:
     """The failed tool call has an id, which the error `ToolMessage` must answer."""
     call_id = _get(request.tool_call, "id")
-    if isinstance(call_id, str) and type(call_id) is not str:
-        call_id = str.__str__(call_id)  # plain text, as pydantic would store it
     if not isinstance(call_id, str) or not call_id:
         msg = (
             f"The call to tool `{tool_name}` has no id (got {_describe(call_id)}), so its "
@@ -399,7 +404,7 @@ def require_tool_call_id(request: ToolCallRequest, tool_name: str, exc: Exceptio
             "below; make sure the model's tool calls carry ids."
         )
         raise ValueError(msg) from exc
-    return call_id
+    return _plain(call_id)
 
 
 def require_tool_name(name: object, exc: Exception | None) -> str:
@@ -410,7 +415,7 @@ def require_tool_name(name: object, exc: Exception | None) -> str:
             "cannot be answered with a ToolMessage. The tool's exception is chained below."
         )
         raise TypeError(msg) from exc
-    return name if type(name) is str else str.__str__(name)  # plain, as pydantic stores it
+    return _plain(name)
 
 
 def require_listeners(listeners: object) -> tuple[Listener, ...]:

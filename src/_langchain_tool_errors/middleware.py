@@ -448,11 +448,8 @@ class ToolErrorMiddleware(
         self._caught = except_clause(widest(routes))
         self._table = RouteTable(routes)
         self._accounts = Accounts(self._name, checked_budget, routes) if any(budgets) else None
-        # What the recording stage needs (`None` when nothing records or listens), and which
-        # of the keys this middleware writes `before_agent` empties at the start of a run.
+        # What the recording stage needs (`None` when nothing records or listens).
         self._recorder = Recorder(self._name, keeps, checked_listeners) if records else None
-        self._resets_counts = self._accounts is not None
-        self._resets_record = keeps
         if keeps:
             self.state_schema = FailureState
 
@@ -1032,10 +1029,10 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         Only the keys this middleware writes: nothing else shows in a stream's updates.
         """
         update: dict[str, Any] = {}
-        if self._resets_counts:
+        if self._accounts is not None:
             no_counts: dict[str, int] = {}
             update[COUNTS_KEY] = no_counts
-        if self._resets_record:
+        if self.record_failures:
             no_records: list[ToolFailure] = []
             update[FAILURES_KEY] = no_records
         return update

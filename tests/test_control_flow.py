@@ -29,7 +29,7 @@ from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ValidationError
 
 from _langchain_tool_errors.control_flow import is_invalid_resume
-from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
+from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware, ToolFailure
 from tests._agents import PATHS, Agent, Calls, Path, build_agent, call, rerun, run, tool_messages
 from tests._processes import run_python
 
@@ -255,6 +255,22 @@ def test_control_flow_propagates_unchanged_and_never_reaches_a_handler(
 
     assert events == chosen.expected[path]
     assert recorder.seen == []
+
+
+@pytest.mark.parametrize(
+    ("scenario", "path", "configuration"),
+    [combination for combination in COMBINATIONS if combination.values[2] == "catch-all"],
+)
+def test_control_flow_is_never_recorded_nor_told_to_listeners(
+    scenario: str, path: Path, configuration: str
+) -> None:
+    chosen, told = SCENARIOS[scenario], list[ToolFailure]()
+    middleware = ToolErrorMiddleware(Calls().handler, record_failures=True, listeners=[told.append])
+
+    events = chosen.observe([middleware], path)
+
+    assert events == chosen.expected[path]
+    assert told == []
 
 
 _WITHOUT_MARKER = """

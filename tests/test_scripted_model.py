@@ -47,6 +47,32 @@ def test_a_repeated_step_answers_as_many_calls_as_times_then_the_script_goes_on(
     ]
 
 
+def test_a_repeated_reply_gives_its_malformed_calls_ids_of_their_own_too() -> None:
+    reply = AIMessage(
+        "",
+        tool_calls=[call("weather", "v")],
+        invalid_tool_calls=[
+            {
+                "name": "weather",
+                "args": '{"city": "Os',
+                "id": "m",
+                "error": None,
+                "type": "invalid_tool_call",
+            }
+        ],
+    )
+
+    replies = converse(ScriptedChatModel(script=[Repeat(reply, times=3)]), 3)
+
+    assert [[c["id"] for c in r.tool_calls] for r in replies] == [["v-1"], ["v-2"], ["v-3"]]
+    assert [[c["id"] for c in r.invalid_tool_calls] for r in replies] == [
+        ["m-1"],
+        ["m-2"],
+        ["m-3"],
+    ]
+    assert [r.invalid_tool_calls[0]["args"] for r in replies] == ['{"city": "Os'] * 3
+
+
 def test_a_repeat_without_times_answers_every_later_call() -> None:
     model = ScriptedChatModel(script=[AIMessage("first"), Repeat(calls_weather())])
 

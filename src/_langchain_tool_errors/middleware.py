@@ -35,7 +35,7 @@ from _langchain_tool_errors.checks import (
     require_tool_selection,
 )
 from _langchain_tool_errors.classifying import classify, malformed_calls
-from _langchain_tool_errors.control_flow import GraphBubbleUp
+from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
 from _langchain_tool_errors.counting import Accounts
 from _langchain_tool_errors.failures import MalformedToolCall, ReportedFailure
 from _langchain_tool_errors.handler_types import (
@@ -874,10 +874,12 @@ class ToolErrorMiddleware(
     ) -> None:
         """Tell the listeners of a failure that goes on up.
 
-        No route took it, or its route's handler declined (returned `None`) or failed.
+        No route took it, or its route's handler declined (returned `None`) or failed. A
+        resume value its interrupt's schema refused is control flow, not a failure: the
+        tool never ran, and no one is told.
         """
         recorder = self._recorder
-        if recorder is not None and not self._ignores(request):
+        if recorder is not None and not self._ignores(request) and not _is_control(failure):
             position = None if route is None else route[2]
             recorder.tell(recorder.failure(failure, request, position, "propagated"))
 
@@ -889,9 +891,14 @@ class ToolErrorMiddleware(
     ) -> None:
         """`_propagated` on the async path."""
         recorder = self._recorder
-        if recorder is not None and not self._ignores(request):
+        if recorder is not None and not self._ignores(request) and not _is_control(failure):
             position = None if route is None else route[2]
             await recorder.atell(recorder.failure(failure, request, position, "propagated"))
+
+
+def _is_control(failure: Exception | ReportedFailure) -> bool:
+    """Whether a failure that goes on up is LangGraph's control flow (an invalid resume)."""
+    return isinstance(failure, Exception) and is_invalid_resume(failure)
 
 
 class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):

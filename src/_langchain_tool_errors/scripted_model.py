@@ -76,9 +76,9 @@ class Repeat:
     step answers every later model call, so it must be the script's last step; with
     `times=n` it answers the next `n` calls and the script goes on after it.
 
-    The tool call ids of a repeated `AIMessage` get the repetition's number appended
-    (`"c1"` becomes `"c1-1"`, `"c1-2"`, ...), so every call in the conversation has an id
-    of its own, as a real model's calls do. A function step is called each time and makes
+    The tool call ids of a repeated `AIMessage`, its malformed calls' (`invalid_tool_calls`)
+    included, get the repetition's number appended (`"c1"` becomes `"c1-1"`, `"c1-2"`, ...),
+    so every call in the conversation has an id of its own, as a real model's calls do. A function step is called each time and makes
     its own ids.
 
     Args:
@@ -116,12 +116,16 @@ class Repeat:
 
 
 def _numbered(reply: AIMessage, repetition: int) -> AIMessage:
-    """`reply` with `-{repetition}` after each tool call's id."""
+    """`reply` with `-{repetition}` after each call's id, malformed calls' included."""
     calls = [
         {**call, "id": None if call["id"] is None else f"{call['id']}-{repetition}"}
         for call in reply.tool_calls
     ]
-    return reply.model_copy(update={"tool_calls": calls})
+    malformed = [
+        {**call, "id": None if call["id"] is None else f"{call['id']}-{repetition}"}
+        for call in reply.invalid_tool_calls
+    ]
+    return reply.model_copy(update={"tool_calls": calls, "invalid_tool_calls": malformed})
 
 
 def _length(script: Sequence[ScriptStep | Repeat]) -> int:

@@ -26,7 +26,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command, interrupt
+from langgraph.types import Command, Overwrite, interrupt
 
 from langchain_tool_errors import (
     ErrorBudget,
@@ -319,7 +319,7 @@ def test_each_run_on_a_thread_has_its_own_record(path: Path) -> None:
     assert [f["call_id"] for f in second["tool_failures"]] == ["t0-0"]
 
 
-def test_writing_an_empty_record_empties_it_and_writing_records_adds_them() -> None:
+def test_an_empty_record_written_adds_nothing_and_only_an_overwrite_empties_it() -> None:
     agent = agent_of(
         [failing_tool("search", LookupError("x"))],
         [recording()],
@@ -332,11 +332,13 @@ def test_writing_an_empty_record_empties_it_and_writing_records_adds_them() -> N
     graph: Any = agent  # the Protocol has no `get_state`/`update_state`; the graph has
 
     graph.update_state(config, {"tool_failures": []})
-    emptied = graph.get_state(config).values["tool_failures"]
-    graph.update_state(config, {"tool_failures": [record, record]})
+    kept = graph.get_state(config).values["tool_failures"]
+    graph.update_state(config, {"tool_failures": [record]})
     added = graph.get_state(config).values["tool_failures"]
+    graph.update_state(config, {"tool_failures": Overwrite([])})
+    emptied = graph.get_state(config).values["tool_failures"]
 
-    assert (emptied, added) == ([], [record, record])
+    assert (kept, added, emptied) == ([record], [record, record], [])
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -375,9 +377,16 @@ def test_a_streams_updates_hold_only_records_and_counts(path: Path, budgeted: bo
 
     starts = [update for node, update in updates if node.endswith(".before_agent")]
     assert starts == [
-        {"tool_failures": [], "tool_error_budget_counts": {}} if budgeted else {"tool_failures": []}
+        {"tool_failures": Overwrite([]), "tool_error_budget_counts": Overwrite({})}
+        if budgeted
+        else {"tool_failures": Overwrite([])}
     ]
-    records = [f for _, update in updates for f in update.get("tool_failures", ())]
+    records = [
+        f
+        for _, update in updates
+        if not isinstance(update.get("tool_failures"), Overwrite)
+        for f in update.get("tool_failures", ())
+    ]
     assert sorted((f["call_id"], f["outcome"]) for f in records) == [
         ("t0-0", "answered"),
         ("t0-1", "answered"),
@@ -386,6 +395,7 @@ def test_a_streams_updates_hold_only_records_and_counts(path: Path, budgeted: bo
         update["tool_error_budget_counts"]
         for _, update in updates
         if "tool_error_budget_counts" in update
+        and not isinstance(update["tool_error_budget_counts"], Overwrite)
     ]
     assert all(isinstance(value, int) for count in counts for value in count.values())
     assert sum(count.get("ToolErrorMiddleware\x00search", 0) for count in counts) == (

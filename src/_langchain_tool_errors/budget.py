@@ -17,13 +17,15 @@ COUNTS_KEY = "tool_error_budget_counts"
 
 
 def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[str, int]:
-    """The state reducer: add each key's increments; an empty update starts from zero.
+    """The state reducer: add each key's increments; an empty update changes nothing.
 
-    Each failing call sends `{key: 1, ...}`, never an empty dict; LangGraph applies every
-    update of a step through this reducer, so parallel failures in one step all count.
+    Each failing call sends `{key: 1, ...}`; LangGraph applies every update of a step
+    through this reducer, so parallel failures in one step all count. A new run starts
+    from zero with LangGraph's `Overwrite`, which bypasses the reducer: no other writer
+    (a sub-agent handing its state back, say) can reset the counts by accident.
     """
     if not update:
-        return {}  # what `before_agent` sends: a new run
+        return current or {}
     merged = dict(current or {})
     for key, value in update.items():
         merged[key] = merged.get(key, 0) + value

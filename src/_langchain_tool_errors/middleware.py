@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
-from langgraph.types import Command, TracePolicy, omit_payload
+from langgraph.types import Command, Overwrite, TracePolicy, omit_payload
 from typing_extensions import TypeVar, override
 
 from _langchain_tool_errors.budget import (
@@ -1033,15 +1033,17 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     def _reset(self) -> dict[str, Any]:
         """The update that empties the run's counts and record: empty values, made anew.
 
-        Only the keys this middleware writes: nothing else shows in a stream's updates.
+        Each is written as LangGraph's `Overwrite`, which only a deliberate writer sends:
+        the reducers take any other empty value as adding nothing. Only the keys this
+        middleware writes: nothing else shows in a stream's updates.
         """
         update: dict[str, Any] = {}
         if self._accounts is not None:
             no_counts: dict[str, int] = {}
-            update[COUNTS_KEY] = no_counts
+            update[COUNTS_KEY] = Overwrite(no_counts)
         if self.record_failures:
             no_records: list[ToolFailure] = []
-            update[FAILURES_KEY] = no_records
+            update[FAILURES_KEY] = Overwrite(no_records)
         return update
 
 

@@ -31,11 +31,13 @@ def add_failures(current: list[ToolFailure] | None, update: list[ToolFailure]) -
     """The state reducer: each update's records follow those already kept.
 
     Every failing call in a step sends its own list of one record (a malformed call's
-    stage, one for the whole step), never an empty one, and LangGraph applies each of them
-    here, so parallel failures are all kept. An empty update, a new run's, empties it.
+    stage, one for the whole step), and LangGraph applies each of them here, so parallel
+    failures are all kept. An empty update adds nothing: a sub-agent or a node that hands
+    back an empty record never erases this one. A new run starts it empty with LangGraph's
+    `Overwrite`, which bypasses the reducer.
     """
     if not update:
-        return []
+        return current or []
     return [*(current or ()), *update]
 
 

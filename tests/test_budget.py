@@ -7,6 +7,7 @@ the recursion limit.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path as FilePath
@@ -438,13 +439,16 @@ def test_only_budgeted_routes_add_the_budget_hooks() -> None:
         for m in (plain, counted, exceptions_only, telling)
     ]
 
-    hooks = {"ToolErrorMiddleware.before_agent", "ToolErrorMiddleware.after_model"}
+    # A new run's reset, and the stop raised once the step that spent a budget is saved.
+    budgeted = {"ToolErrorMiddleware.before_agent", "ToolErrorMiddleware.before_model"}
     assert not any(node.startswith("ToolErrorMiddleware.") for node in nodes[0])
     # Every kind is counted, malformed calls too, which only the model's reply shows.
-    assert hooks <= nodes[1]
-    assert "ToolErrorMiddleware.before_agent" in nodes[2]
-    assert "ToolErrorMiddleware.after_model" not in nodes[2]
-    assert hooks <= nodes[3]
+    assert {*budgeted, "ToolErrorMiddleware.after_model"} <= nodes[1]
+    # Only exceptions counted: no reply is read. A closed tool's calls are answered as
+    # they come to run, so "tell" needs no hook after the model either.
+    for hooks in (nodes[2], nodes[3]):
+        assert budgeted <= hooks
+        assert "ToolErrorMiddleware.after_model" not in hooks
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -531,22 +535,29 @@ def test_a_spent_tell_budget_without_a_call_id_fails_clearly_and_keeps_the_excep
     assert raised.value.__cause__ is error
 
 
-def test_closed_tools_are_answered_even_after_a_call_without_an_id() -> None:
+def test_a_closed_tools_call_without_an_id_runs_and_one_with_an_id_is_answered() -> None:
     middleware: Any = ToolErrorMiddleware(
         report_type_only, budget=ErrorBudget(per_tool=1, when_spent="tell", message="off")
     )
-    reply = AIMessage(
-        "",
-        tool_calls=[
-            {"name": "weather", "args": {}, "id": None, "type": "tool_call"},
-            call("weather", "c2"),
-        ],
-    )
     closed = {"ToolErrorMiddleware\x00weather": 2, "ToolErrorMiddleware\x00weather\x00spent": 1}
+    ran: list[str | None] = []
 
-    update = middleware.after_model({"messages": [reply], COUNTS_KEY: closed}, None)
+    def run_tool(request: ToolCallRequest) -> ToolMessage:
+        ran.append(request.tool_call["id"])
+        return ToolMessage("sunny", tool_call_id=str(request.tool_call["id"]))
 
-    assert [(m.tool_call_id, m.content) for m in update["messages"]] == [("c2", "off")]
+    def request_for(call_id: str | None) -> ToolCallRequest:
+        return direct_request(BROKEN, call("weather", "c")).override(
+            tool_call={"name": "weather", "args": {}, "id": call_id, "type": "tool_call"},
+            state={"messages": [], COUNTS_KEY: closed},
+        )
+
+    without_id = middleware.wrap_tool_call(request_for(None), run_tool)
+    with_id = middleware.wrap_tool_call(request_for("c2"), run_tool)
+
+    assert ran == [None]
+    assert without_id.content == "sunny"
+    assert (with_id.tool_call_id, with_id.content, with_id.status) == ("c2", "off", "error")
 
 
 def test_a_budgeted_async_only_middleware_refuses_the_sync_path_by_name() -> None:
@@ -761,22 +772,37 @@ CLOSED_WEATHER = {
     "ToolErrorMiddleware\x00weather\x00spent": 1,
 }
 
-# The last message when the closing hook runs, and none of them calls the closed tool.
-NOT_CALLING_A_CLOSED_TOOL: dict[str, BaseMessage] = {
-    "a reply calling only open tools": AIMessage("", tool_calls=[call("echo", "e1")]),
-    "a final answer": AIMessage("The weather tool is down."),
-    "a message that is not the model's": HumanMessage("And tomorrow?"),
+# Calls that are not to the closed tool, with the counts they meet.
+NOT_A_CLOSED_TOOL: dict[str, tuple[str, dict[str, int]]] = {
+    "a call to an open tool": ("echo", CLOSED_WEATHER),
+    "a call to a tool counted but not closed": ("weather", {"ToolErrorMiddleware\x00weather": 1}),
+    "a run with nothing counted": ("weather", {}),
 }
 
 
-@pytest.mark.parametrize("case", NOT_CALLING_A_CLOSED_TOOL)
-def test_the_closing_hook_adds_nothing_unless_the_last_reply_calls_a_closed_tool(
-    case: str,
-) -> None:
+@pytest.mark.parametrize("case", NOT_A_CLOSED_TOOL)
+@pytest.mark.parametrize("path", PATHS)
+def test_only_a_call_to_a_closed_tool_is_answered_without_running(case: str, path: Path) -> None:
     middleware: Any = ToolErrorMiddleware(
         report_type_only, budget=ErrorBudget(per_tool=1, when_spent="tell")
     )
-    earlier = AIMessage("", tool_calls=[call("weather", "w1")])
-    state = {"messages": [earlier, NOT_CALLING_A_CLOSED_TOOL[case]], COUNTS_KEY: CLOSED_WEATHER}
+    tool, counts = NOT_A_CLOSED_TOOL[case]
+    request = direct_request(BROKEN, call(tool, "c1")).override(
+        state={"messages": [], COUNTS_KEY: counts}
+    )
+    ran: list[str] = []
 
-    assert middleware.after_model(state, None) is None
+    def run_tool(request: ToolCallRequest) -> ToolMessage:
+        ran.append(request.tool_call["name"])
+        return ToolMessage("ran", tool_call_id="c1")
+
+    async def arun_tool(request: ToolCallRequest) -> ToolMessage:
+        return run_tool(request)
+
+    answer = (
+        middleware.wrap_tool_call(request, run_tool)
+        if path == "sync"
+        else asyncio.run(middleware.awrap_tool_call(request, arun_tool))
+    )
+
+    assert (ran, answer.content) == ([tool], "ran")

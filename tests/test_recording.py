@@ -377,7 +377,11 @@ def test_a_streams_updates_hold_only_records_and_counts(path: Path, budgeted: bo
 
     starts = [update for node, update in updates if node.endswith(".before_agent")]
     assert starts == [
-        {"tool_failures": Overwrite([]), "tool_error_budget_counts": Overwrite({})}
+        {
+            "tool_failures": Overwrite([]),
+            "tool_error_budget_counts": Overwrite({}),
+            "tool_error_budget_stops": Overwrite({}),
+        }
         if budgeted
         else {"tool_failures": Overwrite([])}
     ]
@@ -961,10 +965,13 @@ def test_both_records_and_both_counts_are_kept_when_two_middleware_answer_one_ca
         ("outer", "t0-0", "answered"),
         ("inner", "t1-0", "told"),
         ("outer", "t1-0", "answered"),
+        ("outer", "t2-0", "answered"),
     ]
     # The third call was answered by the inner budget before any tool ran: the model read
-    # that the tool is closed, and neither middleware saw a new failure.
+    # that the tool is closed. The inner middleware saw no new failure; to the outer one,
+    # that answer is an error answer from a middleware inside it, as any other.
     assert "unavailable" in tool_messages(result)["t2-0"].text
+    assert result["tool_failures"][-1]["kind"] == "inner_middleware"
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -1025,7 +1032,9 @@ def test_the_record_is_in_the_output_schema_and_not_in_the_input_schema() -> Non
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_a_stopped_runs_checkpoint_keeps_the_records_of_its_earlier_steps(path: Path) -> None:
+def test_a_stopped_runs_checkpoint_keeps_every_record_the_stopping_one_included(
+    path: Path,
+) -> None:
     seen: list[ToolFailure] = []
     middleware = recording(budget=ErrorBudget(per_tool=1), listeners=[seen.append])
     checkpointer = InMemorySaver()
@@ -1041,8 +1050,13 @@ def test_a_stopped_runs_checkpoint_keeps_the_records_of_its_earlier_steps(path: 
         run(agent, path, None, config)
 
     compiled: Any = agent
-    kept: list[ToolFailure] = compiled.get_state(config).values["tool_failures"]
-    assert [(f["call_id"], f["outcome"]) for f in kept] == [("t0-0", "answered")]
+    values = compiled.get_state(config).values
+    kept: list[ToolFailure] = values["tool_failures"]
+    assert [(f["call_id"], f["outcome"]) for f in kept] == [
+        ("t0-0", "answered"),
+        ("t1-0", "stopped"),
+    ]
+    assert "the error budget stopped the run" in tool_messages(values)["t1-0"].text
     assert [(f["call_id"], f["outcome"]) for f in seen] == [
         ("t0-0", "answered"),
         ("t1-0", "stopped"),

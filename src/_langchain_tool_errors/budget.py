@@ -264,7 +264,7 @@ class ToolErrorBudgetExceeded(Exception):
         self.tool = tool
         self.count = count
         self.limit = limit
-        self.scope = scope
+        self.scope: Literal["tool", "run"] = scope
         self.route = route
         self.kind: FailureKind = kind
         where = f"of `{tool}`" if scope == "tool" else "of all tools"

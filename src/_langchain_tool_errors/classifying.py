@@ -77,15 +77,16 @@ def malformed_calls(
 ) -> Iterator[tuple[MalformedToolCall, ToolCallRequest]]:
     """The model's last calls that could not be parsed, each with a request standing for it.
 
-    Only calls with an id (an answer must name it) that nothing has answered yet. The
-    request has no tool, empty arguments, and the agent's state and runtime.
+    Only calls with an id (an answer must name it) that nothing has answered yet (another
+    middleware's hook may have answered some before this one runs). The request has no
+    tool, empty arguments, and the agent's state and runtime.
     """
-    messages: Sequence[object] = state.get("messages") or ()
-    if not messages or not isinstance(messages[-1], AIMessage):
+    reply, answered = last_reply(state)
+    if reply is None:
         return
-    for call in messages[-1].invalid_tool_calls:
+    for call in reply.invalid_tool_calls:
         call_id = call.get("id")
-        if not call_id:
+        if not call_id or call_id in answered:
             continue
         name = call.get("name") or ""
         failure = MalformedToolCall(
@@ -108,6 +109,24 @@ def malformed_calls(
             failure,
             ToolCallRequest(tool_call=tool_call, tool=None, state=state, runtime=tool_runtime),
         )
+
+
+def last_reply(state: Mapping[str, Any]) -> tuple[AIMessage | None, frozenset[str]]:
+    """The model's last reply, if nothing but answers to its calls follows it, and those ids.
+
+    The hooks that run after a model call (this middleware's and others') each add their
+    answers after the reply; a message of any other kind after it means the reply is not
+    the one being answered.
+    """
+    messages: Sequence[object] = state.get("messages") or ()
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            return message, frozenset(answered)
+        if not isinstance(message, ToolMessage):
+            break
+        answered.add(message.tool_call_id)
+    return None, frozenset()
 
 
 MALFORMED_TEXT = (

@@ -5,7 +5,7 @@ failure has its message (a handler's answer to an exception, or the error messag
 failure that is not one), `spend` gives the increments to the run's counts (kept in the
 agent state, see `budget.py`) and decides: the message goes out with the new counts; or a
 budget is spent and the run stops ("stop") or the tool is closed ("tell"). `answer_closed`
-answers the model's later calls to a closed tool.
+answers the model's later calls to a closed tool, in place of running them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.budget import COUNTS_KEY, ErrorBudget, ToolErrorBudgetExceeded
@@ -137,23 +137,28 @@ class Accounts:
             increments[f"{prefix}{tool}{_UNKNOWN}"] = 1
         return told, increments
 
-    def answer_closed(self, state: Any) -> list[ToolMessage]:
-        """The answers to the model's calls to tools a "tell" budget closed in this run."""
-        counts: dict[str, int] | None = state.get(COUNTS_KEY)
+    @property
+    def closes(self) -> bool:
+        """Whether a "tell" budget may close a tool, so calls must be checked before they run."""
+        return bool(self._telling)
+
+    def answer_closed(self, request: ToolCallRequest) -> ToolMessage | None:
+        """The answer to a call to a tool a "tell" budget closed in this run, else `None`.
+
+        Given at the call itself, in place of running it: a call another middleware already
+        answered (a limit that blocked it, a person who rejected it) never gets here, so no
+        call is answered twice. A call without an id runs, and fails as such calls do.
+        """
+        counts: dict[str, int] | None = request.state.get(COUNTS_KEY)
         if not counts:
-            return []
-        last = state["messages"][-1]
-        if not isinstance(last, AIMessage):
-            return []
-        answers: list[ToolMessage] = []
-        for tool_call in last.tool_calls:
-            tool, call_id = tool_call["name"], tool_call["id"]
-            if call_id is None:
-                continue
-            for budget, prefix in self._telling:
-                if f"{prefix}{tool}{_SPENT}" in counts:
-                    count = counts.get(f"{prefix}{tool}", 0)
-                    unknown = f"{prefix}{tool}{_UNKNOWN}" in counts
-                    answers.append(_unavailable(budget, call_id, tool, count, unknown))
-                    break
-        return answers
+            return None
+        call = request.tool_call
+        tool, call_id = call["name"], call.get("id")
+        if call_id is None:
+            return None
+        for budget, prefix in self._telling:
+            if f"{prefix}{tool}{_SPENT}" in counts:
+                count = counts.get(f"{prefix}{tool}", 0)
+                unknown = f"{prefix}{tool}{_UNKNOWN}" in counts
+                return _unavailable(budget, call_id, tool, count, unknown)
+        return None

@@ -6,9 +6,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, Never, TypeAlias, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse, hook_config
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite, TracePolicy, omit_payload
@@ -16,7 +18,6 @@ from typing_extensions import TypeVar, override
 
 from _langchain_tool_errors.budget import (
     COUNTS_KEY,
-    BudgetState,
     ErrorBudget,
     ToolErrorBudgetExceeded,
 )
@@ -34,7 +35,7 @@ from _langchain_tool_errors.checks import (
     require_name,
     require_tool_selection,
 )
-from _langchain_tool_errors.classifying import classify, malformed_calls
+from _langchain_tool_errors.classifying import classify, last_reply, malformed_calls
 from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
 from _langchain_tool_errors.counting import Accounts
 from _langchain_tool_errors.failures import MalformedToolCall, ReportedFailure
@@ -68,6 +69,15 @@ from _langchain_tool_errors.route_table import (
     widest,
 )
 from _langchain_tool_errors.routes import Route, require_routes
+from _langchain_tool_errors.stopping import (
+    STOPS_KEY,
+    BudgetStop,
+    StopState,
+    keep_cause,
+    raised,
+    stop_of,
+    stopped_answer,
+)
 from _langchain_tool_errors.tool_calls import tool_name
 
 _ContentT_co = TypeVar(
@@ -415,11 +425,7 @@ class ToolErrorMiddleware(
             # A record sees every kind of failure, malformed calls included.
             replies = (
                 records
-                or any(
-                    spent.when_spent == "tell" or "malformed_call" in spent.kinds
-                    for spent in budgets
-                    if spent
-                )
+                or any("malformed_call" in spent.kinds for spent in budgets if spent)
                 or any(
                     issubclass(MalformedToolCall, taken)
                     for route in routes
@@ -448,6 +454,10 @@ class ToolErrorMiddleware(
         self._caught = except_clause(widest(routes))
         self._table = RouteTable(routes)
         self._accounts = Accounts(self._name, checked_budget, routes) if any(budgets) else None
+        # The accounts again when a "tell" budget may close a tool: each call is checked
+        # before it runs (`None` otherwise, so no other middleware pays for the check).
+        accounts = self._accounts
+        self._closing = accounts if accounts is not None and accounts.closes else None
         # What the recording stage needs (`None` when nothing records or listens).
         self._recorder = Recorder(self._name, keeps, checked_listeners) if records else None
         if keeps:
@@ -793,31 +803,41 @@ class ToolErrorMiddleware(
         failure: Exception | ReportedFailure,
         request: ToolCallRequest,
         route: int | None,
-    ) -> tuple[ToolMessage | Command[Any], ToolFailure | None, ToolErrorBudgetExceeded | None]:
+    ) -> tuple[ToolMessage | Command[Any], ToolFailure | None]:
         """The counting and recording stages of a failure that has its message.
 
-        Returns what the hook returns, the failure's record (`None` when nothing records or
-        listens), and a budget's stop (`None` if the run goes on), which the hook raises
-        once the listeners are told.
+        Returns what the hook returns and the failure's record (`None` when nothing records
+        or listens). A spent "stop" budget does not raise here: the call is answered with
+        the stop, which goes into the state beside the step's other results, and
+        `before_model` raises it once the step is saved (see `stopping.py`).
         """
         accounts = self._accounts
         recorder = self._recorder
         record: ToolFailure | None = None
         if accounts is None:  # nothing counts: the handler's message is the answer
             if recorder is None:
-                return message, None, None
+                return message, None
             record = recorder.failure(failure, request, route, "answered")
             if recorder.keeps:
-                return state_update({"messages": [message], FAILURES_KEY: [record]}), record, None
-            return message, record, None
+                return state_update({"messages": [message], FAILURES_KEY: [record]}), record
+            return message, record
+        update: dict[str, Any]
         try:
             spent = accounts.spend(failure, request, request.state.get(COUNTS_KEY) or {}, route)
         except ToolErrorBudgetExceeded as stop:
+            # The call's id was checked when the failure's message was made.
+            call_id = str(request.tool_call["id"])
+            kept = stop_of(stop, call_id)
+            keep_cause(self._name, stop, call_id, _config())
+            answer = stopped_answer(kept, call_id, tool_name(request))
+            update = {"messages": [answer], STOPS_KEY: {self._name: kept}}
             if recorder is not None:
                 record = recorder.failure(failure, request, route, "stopped")
-            return message, record, stop
+                if recorder.keeps:
+                    update[FAILURES_KEY] = [record]
+            return state_update(update), record
         told, increments = (None, None) if spent is None else spent
-        update: dict[str, Any] = {"messages": [told or message]}
+        update = {"messages": [told or message]}
         if increments is not None:
             update[COUNTS_KEY] = increments
         if recorder is not None:
@@ -826,7 +846,7 @@ class ToolErrorMiddleware(
             if recorder.keeps:
                 update[FAILURES_KEY] = [record]
         # A "tell" always comes with its increments, so a lone message is the handler's.
-        return (message if len(update) == 1 else state_update(update)), record, None
+        return (message if len(update) == 1 else state_update(update)), record
 
     def _finish(
         self,
@@ -836,17 +856,15 @@ class ToolErrorMiddleware(
         route: int | None,
         rest: dict[str, Any] | None = None,
     ) -> ToolMessage | Command[Any]:
-        """Count and record a failure, tell the listeners, then answer or stop the run.
+        """Count and record a failure, tell the listeners, then answer.
 
         `rest` is the rest of an inner middleware's update, when its `Command` held the
         message: the answer goes back beside it.
         """
-        answer, record, stop = self._concluded(message, failure, request, route)
+        answer, record = self._concluded(message, failure, request, route)
         recorder = self._recorder
         if recorder is not None and record is not None:
             recorder.tell(record)
-        if stop is not None:
-            raise stop  # chained to the failure by the budget, when it is an exception
         return answer if rest is None else put_back(rest, answer)
 
     async def _afinish(
@@ -858,12 +876,10 @@ class ToolErrorMiddleware(
         rest: dict[str, Any] | None = None,
     ) -> ToolMessage | Command[Any]:
         """`_finish` on the async path: async listeners are awaited."""
-        answer, record, stop = self._concluded(message, failure, request, route)
+        answer, record = self._concluded(message, failure, request, route)
         recorder = self._recorder
         if recorder is not None and record is not None:
             await recorder.atell(record)
-        if stop is not None:
-            raise stop
         return answer if rest is None else put_back(rest, answer)
 
     def _propagated(
@@ -910,8 +926,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     classify, route, handle, then count, record and tell (`_finish`).
     """
 
-    state_schema = BudgetState
-    """The agent state these hooks read and write: the run's counts, checkpointed."""
+    state_schema = StopState
+    """The agent state these hooks read and write: the run's counts and stop, checkpointed."""
 
     @override
     def wrap_tool_call(
@@ -920,6 +936,11 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """Run the tool call; hand an exception or an error message through the stages."""
+        closing = self._closing
+        if closing is not None:  # a call to a tool a "tell" budget closed does not run
+            closed = closing.answer_closed(request)
+            if closed is not None:
+                return closed
         try:
             result = handler(request)
         except GraphBubbleUp:
@@ -972,6 +993,11 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """The same stages on the async path."""
+        closing = self._closing
+        if closing is not None:
+            closed = closing.answer_closed(request)
+            if closed is not None:
+                return closed
         try:
             result = await handler(request)
         except GraphBubbleUp:
@@ -1030,6 +1056,23 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """A new run starts from zero, on the async path."""
         return self._reset()
 
+    @override
+    def before_model(self, state: Any, runtime: Runtime[Any]) -> None:
+        """Stop the run if a budget was spent in the step before: that step is saved now.
+
+        Raises:
+            ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
+        """
+        stops: dict[str, BudgetStop] | None = state.get(STOPS_KEY)
+        stop = None if not stops else stops.get(self._name)
+        if stop is not None:
+            raise raised(self._name, stop, _config())
+
+    @override
+    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> None:
+        """`before_model` on the async path."""
+        self.before_model(state, runtime)
+
     def _reset(self) -> dict[str, Any]:
         """The update that empties the run's counts and record: empty values, made anew.
 
@@ -1040,7 +1083,9 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         update: dict[str, Any] = {}
         if self._accounts is not None:
             no_counts: dict[str, int] = {}
+            no_stops: dict[str, BudgetStop] = {}
             update[COUNTS_KEY] = Overwrite(no_counts)
+            update[STOPS_KEY] = Overwrite(no_stops)
         if self.record_failures:
             no_records: list[ToolFailure] = []
             update[FAILURES_KEY] = Overwrite(no_records)
@@ -1056,14 +1101,15 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
     """A watching middleware that also answers after each model reply.
 
     Chosen when a budget counts malformed calls (every budget does, unless its `kinds` say
-    otherwise) or closes tools ("tell"), a route takes malformed calls, or failures are
-    recorded or listened to: malformed calls are seen only in the model's reply, never in
-    a tool call.
+    otherwise), a route takes malformed calls, or failures are recorded or listened to:
+    malformed calls are seen only in the model's reply, never in a tool call.
     """
 
+    # A stop jumps back to the model: `before_model` raises it once this step is saved.
+    @hook_config(can_jump_to=["model"])
     @override
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Answer the model's malformed calls, and its calls to tools a budget has closed."""
+        """Count, record and answer the model's malformed calls."""
         settled: list[_Settled] = []
         for failure, request in malformed_calls(state, runtime):
             if self._ignores(request):
@@ -1077,15 +1123,14 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
                 self._propagated(failure, request, route)
                 raise
             settled.append((failure, request, reply, None if route is None else route[2]))
-        update, records, stop = self._settle(state, settled)
+        update, records = self._settle(state, settled)
         recorder = self._recorder
         if recorder is not None:
             for record in records:
                 recorder.tell(record)
-        if stop is not None:
-            raise stop
         return update
 
+    @hook_config(can_jump_to=["model"])
     @override
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """The same answers on the async path."""
@@ -1102,28 +1147,25 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
                 await self._apropagated(failure, request, route)
                 raise
             settled.append((failure, request, reply, None if route is None else route[2]))
-        update, records, stop = self._settle(state, settled)
+        update, records = self._settle(state, settled)
         recorder = self._recorder
         if recorder is not None:
             for record in records:
                 await recorder.atell(record)
-        if stop is not None:
-            raise stop
         return update
 
     def _settle(
-        self,
-        state: Any,
-        settled: list[_Settled],
-    ) -> tuple[dict[str, Any] | None, list[ToolFailure], ToolErrorBudgetExceeded | None]:
-        """Count and record the malformed calls, then answer them and the calls to closed tools.
+        self, state: Any, settled: list[_Settled]
+    ) -> tuple[dict[str, Any] | None, list[ToolFailure]]:
+        """Count and record the malformed calls, then answer them.
 
         A malformed call no route answered is left to `create_agent`, which answers it
-        before the next model call, unless a "tell" budget it spent answers it.
+        before the next model call, unless a "tell" budget it spent answers it. A "stop"
+        budget one of them spends answers it and every call of the reply still unanswered
+        with the stop, and goes back to the model, where `before_model` raises it.
 
         Returns:
-            The state update, the records for the listeners, and the budget's stop to
-            raise once they are told (`None` if the run goes on).
+            The state update and the records for the listeners.
         """
         accounts = self._accounts
         recorder = self._recorder
@@ -1131,7 +1173,8 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
         increments: dict[str, int] = {}
         counts: dict[str, int] = dict(state.get(COUNTS_KEY) or {})
         records: list[ToolFailure] = []
-        for failure, request, reply, route in settled:
+        update: dict[str, Any] = {}
+        for index, (failure, request, reply, route) in enumerate(settled):
             answer = reply
             outcome: FailureOutcome = "answered"
             if accounts is not None:
@@ -1140,7 +1183,11 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
                 except ToolErrorBudgetExceeded as stop:
                     if recorder is not None:
                         records.append(recorder.failure(failure, request, route, "stopped"))
-                    return None, records, stop
+                    unanswered = [request for _, request, _, _ in settled[index:]]
+                    messages += self._stopped(stop, state, unanswered)
+                    update[STOPS_KEY] = {self._name: stop_of(stop, _call_id(request))}
+                    update["jump_to"] = "model"
+                    break
                 if spent is not None:
                     told, more = spent
                     if told is not None:
@@ -1152,16 +1199,45 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
                 records.append(recorder.failure(failure, request, route, outcome))
             if answer is not None:
                 messages.append(answer)
-        if accounts is not None:
-            messages += accounts.answer_closed(state)
-        update: dict[str, Any] = {}
         if messages:
             update["messages"] = messages
         if increments:
             update[COUNTS_KEY] = increments
         if recorder is not None and recorder.keeps and records:
             update[FAILURES_KEY] = records
-        return update or None, records, None
+        return update or None, records
+
+    def _stopped(
+        self, stop: ToolErrorBudgetExceeded, state: Any, malformed: list[ToolCallRequest]
+    ) -> list[ToolMessage]:
+        """The answers when a malformed call stops the run: to it, and to every call left.
+
+        The malformed calls from the stopping one on, then the reply's valid calls that
+        nothing has answered: none of them runs.
+        """
+        stopping = _call_id(malformed[0])
+        keep_cause(self._name, stop, stopping, _config())
+        kept = stop_of(stop, stopping)
+        answers = [stopped_answer(kept, _call_id(r), tool_name(r)) for r in malformed]
+        reply, answered = last_reply(state)
+        for call in () if reply is None else reply.tool_calls:
+            call_id = call["id"]
+            if call_id is not None and call_id not in answered:
+                answers.append(stopped_answer(kept, call_id, call["name"]))
+        return answers
+
+
+def _config() -> RunnableConfig:
+    """The running graph's configuration; none for a hook called outside a graph."""
+    try:
+        return get_config()
+    except RuntimeError:  # a hook called directly, as a unit test does
+        return {}
+
+
+def _call_id(request: ToolCallRequest) -> str:
+    """The id of a malformed call's request: `malformed_calls` only yields calls with one."""
+    return str(request.tool_call["id"])
 
 
 class _SyncPathRefused(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):

@@ -78,8 +78,8 @@ class Repeat:
 
     The tool call ids of a repeated `AIMessage`, its malformed calls' (`invalid_tool_calls`)
     included, get the repetition's number appended (`"c1"` becomes `"c1-1"`, `"c1-2"`, ...),
-    so every call in the conversation has an id of its own, as a real model's calls do. A function step is called each time and makes
-    its own ids.
+    so every call in the conversation has an id of its own, as a real model's calls do. A
+    function step is called each time and makes its own ids.
 
     Args:
         step: The reply to repeat: an `AIMessage`, or a function of the conversation.

@@ -1,0 +1,165 @@
+"""A budget's stop, made durable: the step ends with every call answered, then the run stops.
+
+A budget that is spent with `when_spent="stop"` does not raise in the step where it is
+spent. Raising there would throw away everything the step wrote (the results of the calls
+beside the stopping one, the failure that stopped it in the record) and leave the model's
+calls without answers, which providers refuse on the thread's next input. Instead the
+stopping call is answered with a text saying a budget stopped the run, the stop is written
+to the agent state beside the step's other results, and the middleware's next hook
+(`before_model`, which runs before anything else can use the step's results) raises
+`ToolErrorBudgetExceeded` from what the state says. The step's results are then in the
+checkpoint, and the next input on the thread starts from a conversation in which every call
+has exactly one answer.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from threading import Lock
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
+
+from _langchain_tool_errors.budget import BudgetState, ToolErrorBudgetExceeded
+from _langchain_tool_errors.failures import FailureKind
+
+STOPS_KEY = "tool_error_budget_stops"
+"""The state key holding, by middleware name, the budget stop of the current run."""
+
+
+class BudgetStop(TypedDict):
+    """What the state keeps of a budget's stop: enough to raise it again, in any process."""
+
+    tool: str
+    count: int
+    limit: int
+    scope: Literal["tool", "run"]
+    route: int | None
+    kind: FailureKind
+    call_id: str
+
+
+def keep_first_stops(
+    current: dict[str, BudgetStop] | None, update: dict[str, BudgetStop]
+) -> dict[str, BudgetStop]:
+    """The state reducer: each middleware's first stop of the run is kept.
+
+    Parallel calls of one step may each spend the budget; LangGraph applies their updates
+    in call order, so the stop raised is the first call's. An empty update adds nothing; a
+    new run starts from none with LangGraph's `Overwrite`, which bypasses the reducer.
+    """
+    if not update:
+        return current or {}
+    return {**update, **(current or {})}
+
+
+class StopState(BudgetState):
+    """The agent state a budgeted middleware adds: the counts, and the run's stop."""
+
+    tool_error_budget_stops: NotRequired[
+        Annotated[dict[str, BudgetStop], PrivateStateAttr, keep_first_stops]
+    ]
+
+
+def stop_of(stop: ToolErrorBudgetExceeded, call_id: str) -> BudgetStop:
+    """What the state keeps of `stop`, spent by the call `call_id`."""
+    return {
+        "tool": stop.tool,
+        "count": stop.count,
+        "limit": stop.limit,
+        "scope": stop.scope,
+        "route": stop.route,
+        "kind": stop.kind,
+        "call_id": call_id,
+    }
+
+
+def stopped_answer(stop: BudgetStop, call_id: str, tool: str) -> ToolMessage:
+    """The answer to a call of the step a budget stopped: the stopping call's, or another's.
+
+    The call that spent the budget reads that it failed and what was spent; a call that
+    never ran (beside a malformed call that spent it) reads that it did not run.
+    """
+    spent = (
+        f"{stop['count']} failures of `{stop['tool']}`"
+        if stop["scope"] == "tool"
+        else f"{stop['count']} failures of all tools"
+    )
+    limit = stop["limit"]
+    why = f"the error budget stopped the run ({spent} in this run, over the limit of {limit})"
+    content = (
+        f"This call to `{tool}` failed, and {why}."
+        if call_id == stop["call_id"]
+        else f"This call to `{tool}` did not run: {why}."
+    )
+    return ToolMessage(content=content, tool_call_id=call_id, name=tool, status="error")
+
+
+def raised(name: str, stop: BudgetStop, config: RunnableConfig) -> ToolErrorBudgetExceeded:
+    """The exception to raise for a stop the state holds.
+
+    The one the budget raised, chained to the tool's exception, when this process still
+    holds it; else one made from the state (a run resumed in another process), unchained.
+    """
+    kept = _CAUSES.pop(_key(name, stop["call_id"], config))
+    if kept is not None:
+        return kept
+    return ToolErrorBudgetExceeded(
+        stop["tool"],
+        stop["count"],
+        stop["limit"],
+        stop["scope"],
+        route=stop["route"],
+        kind=stop["kind"],
+    )
+
+
+def keep_cause(
+    name: str, stop: ToolErrorBudgetExceeded, call_id: str, config: RunnableConfig
+) -> None:
+    """Keep the budget's exception, chained to the tool's, until the stop is raised."""
+    _CAUSES.put(_key(name, call_id, config), stop)
+
+
+def _key(name: str, call_id: str, config: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """A stop's identity in this process: its thread and graph, middleware and call.
+
+    A node's namespace is its graph's, then `|` and the node's own task (`tools:<id>`,
+    `ToolErrorMiddleware.before_model:<id>`): the graph's part is the same in both hooks.
+    """
+    configurable: Mapping[str, Any] = config.get("configurable") or {}
+    thread = str(configurable.get("thread_id", ""))
+    graph = str(configurable.get("checkpoint_ns", "")).rpartition("|")[0]
+    return thread, graph, name, call_id
+
+
+class _Causes:
+    """The budgets' exceptions not raised yet, at most `_KEPT` of them, oldest dropped first.
+
+    Only what `__cause__` shows lives here, never what the run does: the stop itself is in
+    the state, and raised from there when this process no longer holds the exception.
+    """
+
+    __slots__ = ("_kept", "_lock")
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[tuple[str, str, str, str], ToolErrorBudgetExceeded] = OrderedDict()
+        self._lock = Lock()
+
+    def put(self, key: tuple[str, str, str, str], stop: ToolErrorBudgetExceeded) -> None:
+        with self._lock:
+            self._kept[key] = stop
+            self._kept.move_to_end(key)
+            while len(self._kept) > _KEPT:
+                self._kept.popitem(last=False)
+
+    def pop(self, key: tuple[str, str, str, str]) -> ToolErrorBudgetExceeded | None:
+        with self._lock:
+            return self._kept.pop(key, None)
+
+
+_KEPT = 256
+_CAUSES = _Causes()

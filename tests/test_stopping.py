@@ -1,0 +1,191 @@
+"""A budget's stop is durable: the stopping step is saved with every call answered.
+
+A "stop" budget spent in a step answers the stopping call with the stop, keeps the results
+of the calls beside it, puts the stopping failure in the checkpointed record, and raises
+`ToolErrorBudgetExceeded` to the caller once that step is saved. The thread's next input
+then reaches the model with every call answered exactly once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import ScriptedChatModel
+from tests._agents import PATHS, Agent, Path, call, failing_tool, rerun, run
+
+ERROR = LookupError("no such city")
+BAD = failing_tool("bad", ERROR)
+
+
+def ok_tool() -> BaseTool:
+    def fine(query: str = "") -> str:
+        return f"fine {query}"
+
+    return StructuredTool.from_function(fine, name="ok_tool", description="always works")
+
+
+class Seen:
+    """A script step that keeps the conversation the model was sent, then answers."""
+
+    def __init__(self) -> None:
+        self.messages: list[BaseMessage] = []
+
+    def reply(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        self.messages = list(messages)
+        return AIMessage("done")
+
+
+def agent_of(script: list[Any], budget: ErrorBudget, thread: InMemorySaver) -> Agent:
+    # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    middleware = ToolErrorMiddleware(report_type_only, budget=budget, record_failures=True)
+    built: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[BAD, ok_tool()],
+        middleware=[middleware],
+        checkpointer=thread,
+    )
+    return built
+
+
+def answers(messages: Sequence[BaseMessage]) -> Counter[str]:
+    """How many tool messages answer each call id."""
+    return Counter(m.tool_call_id for m in messages if isinstance(m, ToolMessage))
+
+
+def calls(messages: Sequence[BaseMessage]) -> list[str]:
+    """Every call id the model made, malformed calls' included."""
+    return [
+        str(c["id"])
+        for m in messages
+        if isinstance(m, AIMessage)
+        for c in [*m.tool_calls, *m.invalid_tool_calls]
+    ]
+
+
+def state_of(agent: Agent, config: RunnableConfig) -> dict[str, Any]:
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    values: dict[str, Any] = graph.get_state(config).values
+    return values
+
+
+CONFIG: RunnableConfig = {"configurable": {"thread_id": "stopped"}}
+
+PARALLEL_STOP = [
+    AIMessage("", tool_calls=[call("bad", "b0")]),
+    AIMessage("", tool_calls=[call("bad", "b1"), call("ok_tool", "ok1", query="y")]),
+]
+"""Two steps: `bad` fails once, then again beside a call that works; per_tool=1 stops."""
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_stop_keeps_the_results_beside_it_and_answers_the_stopping_call(path: Path) -> None:
+    agent = agent_of([*PARALLEL_STOP, Seen().reply], ErrorBudget(per_tool=1), InMemorySaver())
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path, {"messages": [HumanMessage("go")]}, CONFIG)
+
+    spent = raised.value
+    assert (spent.tool, spent.count, spent.limit, spent.scope) == ("bad", 2, 1, "tool")
+    assert spent.__cause__ is ERROR
+    values = state_of(agent, CONFIG)
+    by_id = {m.tool_call_id: m for m in values["messages"] if isinstance(m, ToolMessage)}
+    assert by_id["ok1"].text == "fine y"
+    assert by_id["ok1"].status == "success"
+    assert by_id["b1"].status == "error"
+    assert by_id["b1"].text == (
+        "This call to `bad` failed, and the error budget stopped the run (2 failures of "
+        "`bad` in this run, over the limit of 1)."
+    )
+    assert answers(values["messages"]) == dict.fromkeys(calls(values["messages"]), 1)
+    assert [(f["call_id"], f["outcome"]) for f in values["tool_failures"]] == [
+        ("b0", "answered"),
+        ("b1", "stopped"),
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_next_input_reaches_the_model_with_every_call_answered_once(path: Path) -> None:
+    seen = Seen()
+    agent = agent_of([*PARALLEL_STOP, seen.reply], ErrorBudget(per_tool=1), InMemorySaver())
+    with pytest.raises(ToolErrorBudgetExceeded):
+        run(agent, path, {"messages": [HumanMessage("go")]}, CONFIG)
+
+    result = run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
+
+    assert result["messages"][-1].content == "done"
+    assert answers(seen.messages) == {"b0": 1, "b1": 1, "ok1": 1}
+    assert calls(seen.messages) == ["b0", "b1", "ok1"]
+    assert result["tool_failures"] == []  # the new input started a new run
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_running_the_stopped_thread_again_raises_the_same_stop_from_the_state(
+    path: Path,
+) -> None:
+    agent = agent_of([*PARALLEL_STOP, Seen().reply], ErrorBudget(per_tool=1), InMemorySaver())
+    with pytest.raises(ToolErrorBudgetExceeded):
+        run(agent, path, {"messages": [HumanMessage("go")]}, CONFIG)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as again:
+        rerun(agent, path, CONFIG)
+
+    spent = again.value
+    assert (spent.tool, spent.count, spent.limit, spent.scope, spent.kind) == (
+        "bad",
+        2,
+        1,
+        "tool",
+        "exception",
+    )
+    # Raised from what the state holds: the tool's exception was chained the first time.
+    assert spent.__cause__ is None
+    assert answers(state_of(agent, CONFIG)["messages"]) == {"b0": 1, "b1": 1, "ok1": 1}
+
+
+def malformed(call_id: str) -> dict[str, Any]:
+    return {"name": "bad", "args": '{"query": "cut', "id": call_id, "error": None}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_malformed_call_that_stops_the_run_answers_every_call_of_its_reply(path: Path) -> None:
+    seen = Seen()
+    script: list[Any] = [
+        AIMessage("", tool_calls=[call("ok_tool", "ok0")], invalid_tool_calls=[malformed("m0")]),
+        AIMessage(
+            "",
+            tool_calls=[call("ok_tool", "ok1", query="y")],
+            invalid_tool_calls=[malformed("m1"), malformed("m2")],
+        ),
+        seen.reply,
+    ]
+    agent = agent_of(script, ErrorBudget(per_tool=1), InMemorySaver())
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path, {"messages": [HumanMessage("go")]}, CONFIG)
+
+    assert (raised.value.kind, raised.value.count) == ("malformed_call", 2)
+    values = state_of(agent, CONFIG)
+    by_id = {m.tool_call_id: m for m in values["messages"] if isinstance(m, ToolMessage)}
+    assert by_id["m1"].text.startswith("This call to `bad` failed, and the error budget")
+    assert by_id["m2"].text.startswith("This call to `bad` did not run: the error budget")
+    assert by_id["ok1"].text.startswith("This call to `ok_tool` did not run: the error budget")
+    assert [(f["call_id"], f["outcome"]) for f in values["tool_failures"]] == [
+        ("m0", "answered"),
+        ("m1", "stopped"),
+    ]
+
+    run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
+
+    assert answers(seen.messages) == dict.fromkeys(["ok0", "m0", "m1", "m2", "ok1"], 1)

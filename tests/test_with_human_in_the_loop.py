@@ -1,0 +1,145 @@
+"""Beside `HumanInTheLoopMiddleware`: a person's decision about a call to a closed tool.
+
+A "tell" budget closes `weather` after its second failure; the model calls it a third time
+and a person reviews that call. Whatever the person decides, and in either list order,
+with batched review (in the hook after the model) or per-call review (as the call runs),
+the call is answered exactly once. Per-call review listed inside this middleware is never
+asked about a call this middleware already closed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Literal
+
+import pytest
+from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from pydantic import ValidationError
+
+from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware, ToolFailure
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import ScriptedChatModel
+from tests._agents import PATHS, Agent, Path, call, failing_tool, question, run
+
+Mode = Literal["batched", "per_call"]
+ORDERS = ("review first", "ours first")
+DECISIONS: dict[str, dict[str, Any]] = {
+    "approve": {"type": "approve"},
+    "edit": {"type": "edit", "edited_action": {"name": "weather", "args": {"query": "Oslo"}}},
+    "reject": {"type": "reject", "message": "not now"},
+}
+
+WEATHER = failing_tool("weather", LookupError("no forecast"))
+CALLS = [AIMessage("", tool_calls=[call("weather", f"w{n}")]) for n in (1, 2, 3)]
+
+
+def agent_of(mode: Mode, order: str, told: list[ToolFailure]) -> Agent:
+    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    review = HumanInTheLoopMiddleware(interrupt_on={"weather": True}, interrupt_mode=mode)
+    ours = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_tool=1, when_spent="tell"),
+        record_failures=True,
+        listeners=[told.append],
+    )
+    middleware: list[Any] = [review, ours] if order == "review first" else [ours, review]
+    model = ScriptedChatModel(script=[*CALLS, AIMessage("done")])
+    built: Agent = create_agent(
+        model, tools=[WEATHER], middleware=middleware, checkpointer=InMemorySaver()
+    )
+    return built
+
+
+def resume_value(mode: Mode, decision: dict[str, Any]) -> object:
+    return {"decisions": [decision]} if mode == "batched" else decision
+
+
+def run_to_end(
+    agent: Agent, path: Path, mode: Mode, decisions: list[dict[str, Any]]
+) -> tuple[dict[str, Any], int]:
+    """Run, answering each review in turn with the next decision; also how many were asked."""
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    result = run(agent, path, question(), config)
+    asked = 0
+    while "__interrupt__" in result:
+        decision = decisions[min(asked, len(decisions) - 1)]
+        asked += 1
+        result = run(agent, path, Command(resume=resume_value(mode, decision)), config)
+    return result, asked
+
+
+def answer_counts(messages: list[BaseMessage]) -> Counter[str]:
+    return Counter(m.tool_call_id for m in messages if isinstance(m, ToolMessage))
+
+
+@pytest.mark.parametrize("decision", DECISIONS)
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+def test_a_reviewed_call_to_a_closed_tool_is_answered_exactly_once(
+    mode: Mode, path: Path, order: str, decision: str
+) -> None:
+    told: list[ToolFailure] = []
+    approve = DECISIONS["approve"]
+    agent = agent_of(mode, order, told)
+
+    result, asked = run_to_end(agent, path, mode, [approve, approve, DECISIONS[decision]])
+
+    messages: list[BaseMessage] = result["messages"]
+    assert answer_counts(messages) == {"w1": 1, "w2": 1, "w3": 1}
+    w3 = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "w3")
+    assert w3.status == "error"
+    if mode == "per_call" and order == "ours first":
+        # The call to the closed tool is answered before the review inside would run.
+        assert asked == 2
+        assert "unavailable" in w3.text
+    else:
+        assert asked == 3
+        assert ("rejected" in w3.text) == (decision == "reject")
+        assert ("unavailable" in w3.text) == (decision != "reject")
+    assert [(f["call_id"], f["outcome"]) for f in result["tool_failures"]][:2] == [
+        ("w1", "answered"),
+        ("w2", "told"),
+    ]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+def test_an_approved_call_that_fails_is_handled_and_recorded_once(
+    mode: Mode, path: Path, order: str
+) -> None:
+    told: list[ToolFailure] = []
+
+    result, asked = run_to_end(agent_of(mode, order, told), path, mode, [DECISIONS["approve"]])
+
+    assert asked >= 2
+    assert [(f["call_id"], f["kind"]) for f in told][:2] == [
+        ("w1", "exception"),
+        ("w2", "exception"),
+    ]
+    assert answer_counts(result["messages"])["w1"] == 1
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_an_invalid_review_answer_is_neither_recorded_nor_told(path: Path, order: str) -> None:
+    told: list[ToolFailure] = []
+    agent = agent_of("per_call", order, told)
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    assert "__interrupt__" in run(agent, path, question(), config)
+
+    with pytest.raises(ValidationError):
+        run(agent, path, Command(resume={"type": "maybe"}), config)
+
+    assert told == []
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    snapshot = graph.get_state(config)
+    assert snapshot.values.get("tool_failures", []) == []
+    assert sum(len(task.interrupts) for task in snapshot.tasks) == 1  # still pending

@@ -1,0 +1,110 @@
+"""Beside `ToolCallLimitMiddleware`: every call answered once, in either order, every exit.
+
+The limit answers the calls it blocks in its hook after the model; those calls never reach
+the tools, so this middleware never sees them: a blocked call is the limit's decision, not
+a failure (not counted, not recorded). A tool a "tell" budget closed is answered as its call
+comes to run, so a call the limit already blocked is not answered a second time.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Literal
+
+import pytest
+from langchain.agents.middleware import ToolCallLimitMiddleware
+from langchain.agents.middleware.tool_call_limit import ToolCallLimitExceededError
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware, ToolFailure
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel
+from tests._agents import PATHS, Agent, Path, call, failing_tool, question, run
+
+Exit = Literal["continue", "end", "error"]
+ORDERS = ("limit first", "ours first")
+
+WEATHER = failing_tool("weather", LookupError("no forecast"))
+CALLS = [AIMessage("", tool_calls=[call("weather", f"w{n}")]) for n in (1, 2, 3)]
+
+
+def agent_of(exit_behavior: Exit, order: str, told: list[ToolFailure]) -> Agent:
+    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    limit = ToolCallLimitMiddleware(run_limit=2, exit_behavior=exit_behavior)
+    ours = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_tool=1, when_spent="tell"),
+        record_failures=True,
+        listeners=[told.append],
+    )
+    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
+    model = ScriptedChatModel(script=[*CALLS, AIMessage("done")])
+    built: Agent = create_agent(model, tools=[WEATHER], middleware=middleware)
+    return built
+
+
+def answer_counts(messages: list[BaseMessage]) -> Counter[str]:
+    return Counter(m.tool_call_id for m in messages if isinstance(m, ToolMessage))
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("exit_behavior", ["continue", "end"])
+def test_a_call_the_limit_blocks_is_answered_once_by_the_limit_alone(
+    exit_behavior: Exit, path: Path, order: str
+) -> None:
+    told: list[ToolFailure] = []
+
+    result = run(agent_of(exit_behavior, order, told), path)
+
+    messages: list[BaseMessage] = result["messages"]
+    assert answer_counts(messages) == {"w1": 1, "w2": 1, "w3": 1}
+    by_id = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    assert by_id["w1"].text == "Tool `weather` failed with LookupError."
+    assert by_id["w2"].text.startswith("The tool `weather` failed 2 times")  # the budget's
+    assert "limit" in by_id["w3"].text  # the limit's own words, not the budget's
+    assert "unavailable" not in by_id["w3"].text
+    # The limit's block is its decision, not a failure: neither recorded nor told.
+    records = [(f["call_id"], f["outcome"]) for f in result["tool_failures"]]
+    assert records == [("w1", "answered"), ("w2", "told")]
+    assert [(f["call_id"], f["outcome"]) for f in told] == records
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_limit_that_raises_still_raises_and_nothing_is_answered_twice(
+    path: Path, order: str
+) -> None:
+    told: list[ToolFailure] = []
+
+    with pytest.raises(ToolCallLimitExceededError):
+        run(agent_of("error", order, told), path)
+
+    assert [(f["call_id"], f["outcome"]) for f in told] == [("w1", "answered"), ("w2", "told")]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_budget_does_not_bound_a_model_looping_on_the_limits_blocks(
+    path: Path, order: str
+) -> None:
+    # The model keeps calling a tool the limit blocks (exit_behavior="continue"): each
+    # call is answered by the limit, never run, and never counted; the loop ends only at
+    # the recursion limit, as the composing guide says (use "end" or a model call limit).
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+    from langgraph.errors import GraphRecursionError
+
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3))
+    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
+    looping = AIMessage("", tool_calls=[call("echo", "e")])
+    model = ScriptedChatModel(script=[Repeat(looping)])
+    from tests._agents import echo_tool
+
+    agent: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
+    graph: Any = agent
+
+    with pytest.raises(GraphRecursionError):
+        graph.invoke(question(), {"recursion_limit": 40})

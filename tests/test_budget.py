@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path as FilePath
 from typing import Any, Literal, cast
+from unittest.mock import ANY
 
 import pytest
 from langchain.agents.middleware import ToolCallLimitMiddleware, ToolRetryMiddleware
@@ -302,17 +303,21 @@ def test_retries_inside_count_as_one_failure(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_a_tool_call_limit_and_a_budget_work_together(path: Path) -> None:
+def test_a_budget_counts_the_calls_a_tool_call_limit_blocks(path: Path) -> None:
+    runs: list[str] = []
     middleware = [
         ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=5)),
         ToolCallLimitMiddleware(run_limit=3, exit_behavior="continue"),
     ]
-    agent = agent_with([BROKEN], middleware, calling(lambda t: ["weather"], 6))
+    agent = agent_with([counted("weather", runs)], middleware, calling(lambda t: ["weather"], 6))
 
-    result = run(agent, path)
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
 
-    handled = [e for e in errors(result) if e == "Tool `weather` failed with LookupError."]
-    assert len(handled) == 3  # the call limit blocks the rest before they run or count
+    # Three calls run and fail; the limit blocks the next ones, and the model reads each
+    # block as an error answer, which the budget counts too: the sixth stops the run.
+    assert runs == ["weather"] * 3
+    assert (raised.value.count, raised.value.kind) == (6, "inner_middleware")
 
 
 def explain_outage(exc: ConnectionError, request: ToolCallRequest) -> str:
@@ -557,7 +562,12 @@ def test_a_closed_tools_call_without_an_id_runs_and_one_with_an_id_is_answered()
 
     assert ran == [None]
     assert without_id.content == "sunny"
-    assert (with_id.tool_call_id, with_id.content, with_id.status) == ("c2", "off", "error")
+    # The answer goes back with the mark that this middleware settled the call.
+    assert isinstance(with_id, Command)
+    update: dict[str, Any] = cast("dict[str, Any]", with_id.update)
+    assert update == {"messages": [ANY], "tool_error_settled": {"c2": 1}}
+    answer: ToolMessage = update["messages"][0]
+    assert (answer.tool_call_id, answer.content, answer.status) == ("c2", "off", "error")
 
 
 def test_a_budgeted_async_only_middleware_refuses_the_sync_path_by_name() -> None:

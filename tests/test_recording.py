@@ -365,7 +365,7 @@ def stream_updates(agent: Agent, path: Path) -> list[tuple[str, dict[str, Any]]]
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("budgeted", [False, True])
-def test_a_streams_updates_hold_only_records_and_counts(path: Path, budgeted: bool) -> None:
+def test_a_streams_updates_hold_only_records_counts_and_marks(path: Path, budgeted: bool) -> None:
     options: dict[str, Any] = {"budget": ErrorBudget(per_tool=5)} if budgeted else {}
     agent = agent_of(
         [failing_tool("search", LookupError("x"))],
@@ -379,12 +379,22 @@ def test_a_streams_updates_hold_only_records_and_counts(path: Path, budgeted: bo
     assert starts == [
         {
             "tool_failures": Overwrite([]),
+            "tool_error_settled": Overwrite({}),
             "tool_error_budget_counts": Overwrite({}),
             "tool_error_budget_stops": Overwrite({}),
         }
         if budgeted
-        else {"tool_failures": Overwrite([])}
+        else {"tool_failures": Overwrite([]), "tool_error_settled": Overwrite({})}
     ]
+    # Each answered call is marked as settled (by its call id), so that no hook before
+    # the model takes its answer for one written elsewhere.
+    marks = [
+        key
+        for _, update in updates
+        if not isinstance(update.get("tool_error_settled"), Overwrite)
+        for key in update.get("tool_error_settled", {})
+    ]
+    assert sorted(marks) == ["t0-0", "t0-1"]
     records = [
         f
         for _, update in updates

@@ -17,10 +17,17 @@ from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from pydantic import ValidationError
 
-from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware, ToolFailure
+from langchain_tool_errors import (
+    ErrorBudget,
+    InnerMiddlewareError,
+    Route,
+    ToolErrorMiddleware,
+    ToolFailure,
+)
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import PATHS, Agent, Path, call, failing_tool, question, run
@@ -143,3 +150,44 @@ def test_an_invalid_review_answer_is_neither_recorded_nor_told(path: Path, order
     snapshot = graph.get_state(config)
     assert snapshot.values.get("tool_failures", []) == []
     assert sum(len(task.interrupts) for task in snapshot.tasks) == 1  # still pending
+
+
+def no_details(failure: InnerMiddlewareError, request: ToolCallRequest) -> str:
+    return f"`{failure.tool}` was not run; ask the user what to do instead."
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+def test_a_persons_rejection_is_the_same_failure_wherever_it_is_written(
+    mode: Mode, path: Path, order: str
+) -> None:
+    # Batched review answers in its hook after the model; per-call review as the call
+    # runs, inside or outside this middleware. Each way the model reads one error answer,
+    # and each way it is a failure of the kind "inner_middleware": recorded, told, routed.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    told: list[ToolFailure] = []
+    review = HumanInTheLoopMiddleware(interrupt_on={"weather": True}, interrupt_mode=mode)
+    ours = ToolErrorMiddleware.from_routes(
+        [Route(InnerMiddlewareError, no_details), Route(Exception, report_type_only)],
+        record_failures=True,
+        listeners=[told.append],
+    )
+    middleware: list[Any] = [review, ours] if order == "review first" else [ours, review]
+    model = ScriptedChatModel(script=[CALLS[0], AIMessage("done")])
+    agent: Agent = create_agent(
+        model, tools=[WEATHER], middleware=middleware, checkpointer=InMemorySaver()
+    )
+
+    result, asked = run_to_end(agent, path, mode, [DECISIONS["reject"]])
+
+    assert asked == 1
+    [answer] = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert (answer.tool_call_id, answer.status) == ("w1", "error")
+    assert answer.text == "`weather` was not run; ask the user what to do instead."
+    records = [(f["call_id"], f["kind"], f["route"], f["outcome"]) for f in told]
+    assert records == [("w1", "inner_middleware", 0, "answered")]
+    assert [(f["call_id"], f["kind"]) for f in result["tool_failures"]] == [
+        ("w1", "inner_middleware")
+    ]

@@ -16,10 +16,15 @@ from langchain.agents.middleware import ToolCallLimitMiddleware
 from langchain.agents.middleware.tool_call_limit import ToolCallLimitExceededError
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware, ToolFailure
+from langchain_tool_errors import (
+    ErrorBudget,
+    ToolErrorBudgetExceeded,
+    ToolErrorMiddleware,
+    ToolFailure,
+)
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
-from tests._agents import PATHS, Agent, Path, call, failing_tool, question, run
+from tests._agents import PATHS, Agent, Path, call, echo_tool, failing_tool, run
 
 Exit = Literal["continue", "end", "error"]
 ORDERS = ("limit first", "ours first")
@@ -87,24 +92,33 @@ def test_a_limit_that_raises_still_raises_and_nothing_is_answered_twice(
 
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("path", PATHS)
-def test_a_budget_does_not_bound_a_model_looping_on_the_limits_blocks(
-    path: Path, order: str
-) -> None:
-    # The model keeps calling a tool the limit blocks (exit_behavior="continue"): each
-    # call is answered by the limit, never run, and never counted; the loop ends only at
-    # the recursion limit, as the composing guide says (use "end" or a model call limit).
+def test_a_budget_bounds_a_model_looping_on_the_limits_blocks(path: Path, order: str) -> None:
+    # The model keeps calling a tool the limit blocks (exit_behavior="continue"): each call
+    # is answered by the limit before it could run, and the model reads that answer as an
+    # error, so the budget counts it, of the kind "inner_middleware", and stops the loop.
     from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-    from langgraph.errors import GraphRecursionError
 
+    told: list[ToolFailure] = []
     limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
-    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3))
+    ours = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=3), listeners=[told.append]
+    )
     middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
-    looping = AIMessage("", tool_calls=[call("echo", "e")])
-    model = ScriptedChatModel(script=[Repeat(looping)])
-    from tests._agents import echo_tool
-
+    model = ScriptedChatModel(script=[Repeat(AIMessage("", tool_calls=[call("echo", "e")]))])
     agent: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
-    graph: Any = agent
 
-    with pytest.raises(GraphRecursionError):
-        graph.invoke(question(), {"recursion_limit": 40})
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, "sync" if path == "sync" else "async")
+
+    assert (raised.value.tool, raised.value.count, raised.value.kind) == (
+        "echo",
+        4,
+        "inner_middleware",
+    )
+    # e-1 ran; e-2 to e-5 were blocked, and the fourth block stopped the run.
+    assert [(f["call_id"], f["kind"], f["outcome"]) for f in told] == [
+        ("e-2", "inner_middleware", "answered"),
+        ("e-3", "inner_middleware", "answered"),
+        ("e-4", "inner_middleware", "answered"),
+        ("e-5", "inner_middleware", "stopped"),
+    ]

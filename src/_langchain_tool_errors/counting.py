@@ -142,6 +142,10 @@ class Accounts:
         """Whether a "tell" budget may close a tool, so calls must be checked before they run."""
         return bool(self._telling)
 
+    def closed(self, tool: str, counts: Mapping[str, int]) -> bool:
+        """Whether a "tell" budget closed `tool` for the rest of the run."""
+        return any(f"{prefix}{tool}{_SPENT}" in counts for _, prefix in self._telling)
+
     def answer_closed(self, request: ToolCallRequest) -> ToolMessage | None:
         """The answer to a call to a tool a "tell" budget closed in this run, else `None`.
 

@@ -16,6 +16,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite, TracePolicy, omit_payload
 from typing_extensions import TypeVar, override
 
+from _langchain_tool_errors.answered_elsewhere import (
+    SETTLED_KEY,
+    SettledState,
+    answered_elsewhere,
+    settled,
+    settled_key,
+)
 from _langchain_tool_errors.budget import (
     COUNTS_KEY,
     ErrorBudget,
@@ -38,7 +45,7 @@ from _langchain_tool_errors.checks import (
 from _langchain_tool_errors.classifying import classify, last_reply, malformed_calls
 from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
 from _langchain_tool_errors.counting import Accounts
-from _langchain_tool_errors.failures import MalformedToolCall, ReportedFailure
+from _langchain_tool_errors.failures import InnerMiddlewareError, MalformedToolCall, ReportedFailure
 from _langchain_tool_errors.handler_types import (
     AOnError,
     AsyncOnly,
@@ -72,7 +79,6 @@ from _langchain_tool_errors.routes import Route, require_routes
 from _langchain_tool_errors.stopping import (
     STOPS_KEY,
     BudgetStop,
-    StopState,
     keep_cause,
     raised,
     stop_of,
@@ -746,7 +752,7 @@ class ToolErrorMiddleware(
             message = handle(route, exc, request, self._provider)
             if message is None:
                 raise
-            return message  # nothing counts or records here: see the watching class
+            return _settled_answer(message, request)  # nothing counts or records here
 
     @override
     async def awrap_tool_call(
@@ -790,7 +796,7 @@ class ToolErrorMiddleware(
             message = await ahandle(route, exc, request, self._provider)
             if message is None:
                 raise
-            return message  # nothing counts or records here: see the watching class
+            return _settled_answer(message, request)  # nothing counts or records here
 
     def _ignores(self, request: ToolCallRequest) -> bool:
         """Whether the call is to a tool outside `tools=`: no stage sees its failures."""
@@ -814,14 +820,16 @@ class ToolErrorMiddleware(
         accounts = self._accounts
         recorder = self._recorder
         record: ToolFailure | None = None
-        if accounts is None:  # nothing counts: the handler's message is the answer
-            if recorder is None:
-                return message, None
-            record = recorder.failure(failure, request, route, "answered")
-            if recorder.keeps:
-                return state_update({"messages": [message], FAILURES_KEY: [record]}), record
-            return message, record
+        # The call is settled here: `before_model` leaves its answer alone.
+        mark = settled(message.tool_call_id)
         update: dict[str, Any]
+        if accounts is None:  # nothing counts: the handler's message is the answer
+            update = {"messages": [message], SETTLED_KEY: mark}
+            if recorder is not None:
+                record = recorder.failure(failure, request, route, "answered")
+                if recorder.keeps:
+                    update[FAILURES_KEY] = [record]
+            return state_update(update), record
         try:
             spent = accounts.spend(failure, request, request.state.get(COUNTS_KEY) or {}, route)
         except ToolErrorBudgetExceeded as stop:
@@ -830,14 +838,14 @@ class ToolErrorMiddleware(
             kept = stop_of(stop, call_id)
             keep_cause(self._name, stop, call_id, _config())
             answer = stopped_answer(kept, call_id, tool_name(request))
-            update = {"messages": [answer], STOPS_KEY: {self._name: kept}}
+            update = {"messages": [answer], STOPS_KEY: {self._name: kept}, SETTLED_KEY: mark}
             if recorder is not None:
                 record = recorder.failure(failure, request, route, "stopped")
                 if recorder.keeps:
                     update[FAILURES_KEY] = [record]
             return state_update(update), record
         told, increments = (None, None) if spent is None else spent
-        update = {"messages": [told or message]}
+        update = {"messages": [told or message], SETTLED_KEY: mark}
         if increments is not None:
             update[COUNTS_KEY] = increments
         if recorder is not None:
@@ -845,8 +853,7 @@ class ToolErrorMiddleware(
             record = recorder.failure(failure, request, route, outcome)
             if recorder.keeps:
                 update[FAILURES_KEY] = [record]
-        # A "tell" always comes with its increments, so a lone message is the handler's.
-        return (message if len(update) == 1 else state_update(update)), record
+        return state_update(update), record
 
     def _finish(
         self,
@@ -912,6 +919,35 @@ class ToolErrorMiddleware(
             await recorder.atell(recorder.failure(failure, request, position, "propagated"))
 
 
+def _settled_answer(message: ToolMessage, request: ToolCallRequest) -> ToolMessage | Command[Any]:
+    """A plain middleware's answer, marked as settled where a watching one keeps such marks.
+
+    Only an agent with a watching middleware in it has the state key: there, the answer
+    goes back with the mark, so that one inside this never counts what it declined and
+    this answered. Elsewhere the message goes back alone.
+    """
+    if SETTLED_KEY not in request.state:
+        return message
+    return state_update({"messages": [message], SETTLED_KEY: settled(message.tool_call_id)})
+
+
+def _settled_closed(answer: ToolMessage) -> Command[Any]:
+    """A closed tool's answer, with the mark that a middleware of ours settled the call."""
+    return state_update({"messages": [answer], SETTLED_KEY: settled(answer.tool_call_id)})
+
+
+_Settled: TypeAlias = tuple[
+    MalformedToolCall | InnerMiddlewareError,
+    ToolCallRequest,
+    ToolMessage | None,
+    int | None,
+    str | None,
+]
+"""A failure met in a model hook, after its route: the failure, the request standing for it,
+the route's answer (`None` if it gave none), the route's position (`None` if no route took
+it), and the id of the message it answers with already (`None` for a malformed call)."""
+
+
 def _is_control(failure: Exception | ReportedFailure) -> bool:
     """Whether a failure that goes on up is LangGraph's control flow (an invalid resume)."""
     return isinstance(failure, Exception) and is_invalid_resume(failure)
@@ -926,8 +962,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     classify, route, handle, then count, record and tell (`_finish`).
     """
 
-    state_schema = StopState
-    """The agent state these hooks read and write: the run's counts and stop, checkpointed."""
+    state_schema = SettledState
+    """The agent state these hooks read and write: the run's counts, stop and settled calls."""
 
     @override
     def wrap_tool_call(
@@ -940,7 +976,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         if closing is not None:  # a call to a tool a "tell" budget closed does not run
             closed = closing.answer_closed(request)
             if closed is not None:
-                return closed
+                return _settled_closed(closed)
         try:
             result = handler(request)
         except GraphBubbleUp:
@@ -997,7 +1033,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         if closing is not None:
             closed = closing.answer_closed(request)
             if closed is not None:
-                return closed
+                return _settled_closed(closed)
         try:
             result = await handler(request)
         except GraphBubbleUp:
@@ -1056,22 +1092,195 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """A new run starts from zero, on the async path."""
         return self._reset()
 
+    # A stop found here ends the run: `after_agent` raises it once this step is saved.
+    @hook_config(can_jump_to=["end"])
     @override
-    def before_model(self, state: Any, runtime: Runtime[Any]) -> None:
-        """Stop the run if a budget was spent in the step before: that step is saved now.
+    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Stop the run if a budget was spent; else settle the answers written elsewhere.
+
+        A budget spent in the step before is raised here, now that the step is saved. The
+        error answers to the model's last reply that this middleware did not settle were
+        written by another middleware's hook after the model (a limit, a person's review):
+        each goes through the stages as a failure of the kind `"inner_middleware"`.
 
         Raises:
             ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
         """
+        self._raise_stop(state)
+        found: list[_Settled] = []
+        for failure, request, message in answered_elsewhere(state, runtime, self._name):
+            if self._ignores(request) or self._is_closed(request, state):
+                continue
+            route = self._table.route(failure, request)
+            try:
+                answer = message if route is None else replace(route, failure, message, request)
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                self._propagated(failure, request, route)
+                raise
+            position = None if route is None else route[2]
+            # Only a route's new text replaces the answer; else it stays as it was written.
+            reply = None if answer is message else answer
+            found.append((failure, request, reply, position, message.id))
+        if not found:
+            return None
+        update, records = self._settle(state, found)
+        recorder = self._recorder
+        if recorder is not None:
+            for record in records:
+                recorder.tell(record)
+        return update
+
+    @hook_config(can_jump_to=["end"])
+    @override
+    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """`before_model` on the async path."""
+        self._raise_stop(state)
+        found: list[_Settled] = []
+        for failure, request, message in answered_elsewhere(state, runtime, self._name):
+            if self._ignores(request) or self._is_closed(request, state):
+                continue
+            route = self._table.route(failure, request)
+            try:
+                answer = (
+                    message if route is None else await areplace(route, failure, message, request)
+                )
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                await self._apropagated(failure, request, route)
+                raise
+            position = None if route is None else route[2]
+            # Only a route's new text replaces the answer; else it stays as it was written.
+            reply = None if answer is message else answer
+            found.append((failure, request, reply, position, message.id))
+        if not found:
+            return None
+        update, records = self._settle(state, found)
+        recorder = self._recorder
+        if recorder is not None:
+            for record in records:
+                await recorder.atell(record)
+        return update
+
+    @override
+    def after_agent(self, state: Any, runtime: Runtime[Any]) -> None:
+        """Stop the run if a budget was spent in its last step: that step is saved now.
+
+        Raises:
+            ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
+        """
+        self._raise_stop(state)
+
+    @override
+    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> None:
+        """`after_agent` on the async path."""
+        self._raise_stop(state)
+
+    def _is_closed(self, request: ToolCallRequest, state: Any) -> bool:
+        """Whether the call is to a tool a "tell" budget closed: answered, never a failure.
+
+        This middleware answers such a call as it comes to run; another that answers it
+        first (a limit, a person) gives its one answer instead, and it is not counted.
+        """
+        closing = self._closing
+        return closing is not None and closing.closed(
+            tool_name(request), state.get(COUNTS_KEY) or {}
+        )
+
+    def _raise_stop(self, state: Any) -> None:
+        """Raise this middleware's budget stop, if the state holds one."""
         stops: dict[str, BudgetStop] | None = state.get(STOPS_KEY)
         stop = None if not stops else stops.get(self._name)
         if stop is not None:
             raise raised(self._name, stop, _config())
 
-    @override
-    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> None:
-        """`before_model` on the async path."""
-        self.before_model(state, runtime)
+    def _settle(
+        self, state: Any, found: list[_Settled]
+    ) -> tuple[dict[str, Any] | None, list[ToolFailure]]:
+        """Count and record failures met in a model hook, then answer them.
+
+        Malformed calls (after the model) and answers written elsewhere (before it). A
+        malformed call no route answered is left to `create_agent`, which answers it before
+        the next model call, unless a "tell" budget it spent answers it; an answer written
+        elsewhere is replaced (keeping its id) only by a route's or a budget's. A "stop"
+        budget one of them spends answers it, and every call of the reply still unanswered,
+        with the stop, and ends the run, which `after_agent` stops.
+
+        Returns:
+            The state update and the records for the listeners.
+        """
+        accounts = self._accounts
+        recorder = self._recorder
+        messages: list[ToolMessage] = []
+        increments: dict[str, int] = {}
+        counts: dict[str, int] = dict(state.get(COUNTS_KEY) or {})
+        marks: dict[str, int] = {}
+        records: list[ToolFailure] = []
+        update: dict[str, Any] = {}
+        for index, (failure, request, reply, route, replaces) in enumerate(found):
+            answer = reply
+            outcome: FailureOutcome = "answered"
+            if accounts is not None:
+                try:
+                    spent = accounts.spend(failure, request, counts, route)
+                except ToolErrorBudgetExceeded as stop:
+                    if recorder is not None:
+                        records.append(recorder.failure(failure, request, route, "stopped"))
+                    stopped = self._stopped(stop, state, found[index:])
+                    messages += stopped
+                    for answer in stopped:  # this middleware's own answers now
+                        marks.update(settled(answer.tool_call_id))
+                    update[STOPS_KEY] = {self._name: stop_of(stop, _call_id(request))}
+                    update["jump_to"] = "end"
+                    break
+                if spent is not None:
+                    told, more = spent
+                    if told is not None:
+                        answer, outcome = told, "told"
+                    for key, value in more.items():
+                        increments[key] = increments.get(key, 0) + value
+                        counts[key] = counts.get(key, 0) + value
+            if recorder is not None:
+                records.append(recorder.failure(failure, request, route, outcome))
+            if replaces is not None:
+                marks[settled_key(self._name, _call_id(request))] = 1
+            if answer is not None:
+                messages.append(answer if replaces is None else _keeping(answer, replaces))
+        if messages:
+            update["messages"] = messages
+        if increments:
+            update[COUNTS_KEY] = increments
+        if marks:
+            update[SETTLED_KEY] = marks
+        if recorder is not None and recorder.keeps and records:
+            update[FAILURES_KEY] = records
+        return update or None, records
+
+    def _stopped(
+        self, stop: ToolErrorBudgetExceeded, state: Any, left: list[_Settled]
+    ) -> list[ToolMessage]:
+        """The answers when a failure met in a model hook stops the run.
+
+        The stopping call and the malformed calls after it, then the reply's valid calls
+        that nothing has answered: none of them runs. An answer written elsewhere is
+        replaced in place (its id kept); the others written elsewhere keep theirs.
+        """
+        stopping, replaces = _call_id(left[0][1]), left[0][4]
+        keep_cause(self._name, stop, stopping, _config())
+        kept = stop_of(stop, stopping)
+        first = stopped_answer(kept, stopping, tool_name(left[0][1]))
+        if replaces is not None:
+            return [_keeping(first, replaces)]
+        answers = [first]
+        answers += [stopped_answer(kept, _call_id(r), tool_name(r)) for _, r, _, _, _ in left[1:]]
+        reply, answered = last_reply(state)
+        for call in () if reply is None else reply.tool_calls:
+            call_id = call["id"]
+            if call_id is not None and call_id not in answered:
+                answers.append(stopped_answer(kept, call_id, call["name"]))
+        return answers
 
     def _reset(self) -> dict[str, Any]:
         """The update that empties the run's counts and record: empty values, made anew.
@@ -1080,7 +1289,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         the reducers take any other empty value as adding nothing. Only the keys this
         middleware writes: nothing else shows in a stream's updates.
         """
-        update: dict[str, Any] = {}
+        no_marks: dict[str, int] = {}
+        update: dict[str, Any] = {SETTLED_KEY: Overwrite(no_marks)}
         if self._accounts is not None:
             no_counts: dict[str, int] = {}
             no_stops: dict[str, BudgetStop] = {}
@@ -1092,9 +1302,9 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         return update
 
 
-_Settled: TypeAlias = tuple[MalformedToolCall, ToolCallRequest, ToolMessage | None, int | None]
-"""A malformed call after its route: the failure, the request standing for it, the route's
-answer (`None` if it gave none) and the route's position (`None` if no route took it)."""
+def _keeping(answer: ToolMessage, replaces: str) -> ToolMessage:
+    """`answer` with the id of the message it replaces, so it takes that one's place."""
+    return answer.model_copy(update={"id": replaces})
 
 
 class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
@@ -1105,8 +1315,8 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
     malformed calls are seen only in the model's reply, never in a tool call.
     """
 
-    # A stop jumps back to the model: `before_model` raises it once this step is saved.
-    @hook_config(can_jump_to=["model"])
+    # A stop found here ends the run: `after_agent` raises it once this step is saved.
+    @hook_config(can_jump_to=["end"])
     @override
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Count, record and answer the model's malformed calls."""
@@ -1122,7 +1332,7 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
             except Exception:
                 self._propagated(failure, request, route)
                 raise
-            settled.append((failure, request, reply, None if route is None else route[2]))
+            settled.append((failure, request, reply, None if route is None else route[2], None))
         update, records = self._settle(state, settled)
         recorder = self._recorder
         if recorder is not None:
@@ -1130,7 +1340,7 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
                 recorder.tell(record)
         return update
 
-    @hook_config(can_jump_to=["model"])
+    @hook_config(can_jump_to=["end"])
     @override
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """The same answers on the async path."""
@@ -1146,85 +1356,13 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
             except Exception:
                 await self._apropagated(failure, request, route)
                 raise
-            settled.append((failure, request, reply, None if route is None else route[2]))
+            settled.append((failure, request, reply, None if route is None else route[2], None))
         update, records = self._settle(state, settled)
         recorder = self._recorder
         if recorder is not None:
             for record in records:
                 await recorder.atell(record)
         return update
-
-    def _settle(
-        self, state: Any, settled: list[_Settled]
-    ) -> tuple[dict[str, Any] | None, list[ToolFailure]]:
-        """Count and record the malformed calls, then answer them.
-
-        A malformed call no route answered is left to `create_agent`, which answers it
-        before the next model call, unless a "tell" budget it spent answers it. A "stop"
-        budget one of them spends answers it and every call of the reply still unanswered
-        with the stop, and goes back to the model, where `before_model` raises it.
-
-        Returns:
-            The state update and the records for the listeners.
-        """
-        accounts = self._accounts
-        recorder = self._recorder
-        messages: list[ToolMessage] = []
-        increments: dict[str, int] = {}
-        counts: dict[str, int] = dict(state.get(COUNTS_KEY) or {})
-        records: list[ToolFailure] = []
-        update: dict[str, Any] = {}
-        for index, (failure, request, reply, route) in enumerate(settled):
-            answer = reply
-            outcome: FailureOutcome = "answered"
-            if accounts is not None:
-                try:
-                    spent = accounts.spend(failure, request, counts, route)
-                except ToolErrorBudgetExceeded as stop:
-                    if recorder is not None:
-                        records.append(recorder.failure(failure, request, route, "stopped"))
-                    unanswered = [request for _, request, _, _ in settled[index:]]
-                    messages += self._stopped(stop, state, unanswered)
-                    update[STOPS_KEY] = {self._name: stop_of(stop, _call_id(request))}
-                    update["jump_to"] = "model"
-                    break
-                if spent is not None:
-                    told, more = spent
-                    if told is not None:
-                        answer, outcome = told, "told"
-                    for key, value in more.items():
-                        increments[key] = increments.get(key, 0) + value
-                        counts[key] = counts.get(key, 0) + value
-            if recorder is not None:
-                records.append(recorder.failure(failure, request, route, outcome))
-            if answer is not None:
-                messages.append(answer)
-        if messages:
-            update["messages"] = messages
-        if increments:
-            update[COUNTS_KEY] = increments
-        if recorder is not None and recorder.keeps and records:
-            update[FAILURES_KEY] = records
-        return update or None, records
-
-    def _stopped(
-        self, stop: ToolErrorBudgetExceeded, state: Any, malformed: list[ToolCallRequest]
-    ) -> list[ToolMessage]:
-        """The answers when a malformed call stops the run: to it, and to every call left.
-
-        The malformed calls from the stopping one on, then the reply's valid calls that
-        nothing has answered: none of them runs.
-        """
-        stopping = _call_id(malformed[0])
-        keep_cause(self._name, stop, stopping, _config())
-        kept = stop_of(stop, stopping)
-        answers = [stopped_answer(kept, _call_id(r), tool_name(r)) for r in malformed]
-        reply, answered = last_reply(state)
-        for call in () if reply is None else reply.tool_calls:
-            call_id = call["id"]
-            if call_id is not None and call_id not in answered:
-                answers.append(stopped_answer(kept, call_id, call["name"]))
-        return answers
 
 
 def _config() -> RunnableConfig:

@@ -16,11 +16,11 @@ from typing import Annotated, NotRequired
 from langchain.agents.middleware.types import OmitFromInput
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
+from _langchain_tool_errors.answered_elsewhere import SettledState
 from _langchain_tool_errors.failures import ReportedFailure, kind_of
 from _langchain_tool_errors.handlers import LOGGER
 from _langchain_tool_errors.naming import public_module
 from _langchain_tool_errors.record_types import FailureOutcome, Listener, ToolFailure
-from _langchain_tool_errors.stopping import StopState
 from _langchain_tool_errors.tool_calls import tool_name
 
 FAILURES_KEY = "tool_failures"
@@ -41,7 +41,7 @@ def add_failures(current: list[ToolFailure] | None, update: list[ToolFailure]) -
     return [*(current or ()), *update]
 
 
-class FailureState(StopState):
+class FailureState(SettledState):
     """The agent state a recording middleware adds: the run's record, part of the output.
 
     Left out of the agent's input schema: a run's record is the middleware's to write.

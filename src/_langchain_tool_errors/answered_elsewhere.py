@@ -1,0 +1,92 @@
+"""The error answers written outside this middleware's tool-call hook, found before the model.
+
+A call can be answered without ever reaching the tools: a middleware's hook after the model
+answers it in place of running it (`ToolCallLimitMiddleware` blocking it, a person rejecting
+it in `HumanInTheLoopMiddleware`'s batched review). The model reads such an answer as it
+reads any other, so it is a failure like the rest, of the kind `"inner_middleware"`.
+
+The run's state keeps the calls whose error answers a middleware of this package wrote or
+saw in its tool-call hook, and those each middleware settled before the model. Before each
+model call, `answered_elsewhere` gives the error answers to the model's last reply that are
+in neither: those were written elsewhere, and go through the same stages as any other
+failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.messages import ToolCall, ToolMessage
+from langgraph.config import get_config
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+from langgraph.runtime import Runtime
+
+from _langchain_tool_errors.budget import add_counts
+from _langchain_tool_errors.classifying import last_reply
+from _langchain_tool_errors.failures import InnerMiddlewareError
+from _langchain_tool_errors.stopping import StopState
+
+SETTLED_KEY = "tool_error_settled"
+"""The state key holding the calls of the run whose error answers a middleware settled."""
+
+
+class SettledState(StopState):
+    """The agent state a watching middleware adds: counts, stop, and the calls it settled."""
+
+    tool_error_settled: NotRequired[Annotated[dict[str, int], PrivateStateAttr, add_counts]]
+
+
+def settled_key(name: str, call_id: str) -> str:
+    """The key that marks an answer written elsewhere as settled by the middleware `name`."""
+    return f"{name}\x00{call_id}"
+
+
+def settled(call_id: str) -> dict[str, int]:
+    """The update that marks the call's answer as written in a tool-call hook of ours.
+
+    Every middleware of this package that could see that answer has seen it on its way
+    (the ones outside the writer, in their own tool-call hooks), or declined it (the ones
+    inside, which let the failure go on up): none of them meets it again.
+    """
+    return {call_id: 1}
+
+
+def answered_elsewhere(
+    state: Mapping[str, Any], runtime: Runtime[Any], name: str
+) -> Iterator[tuple[InnerMiddlewareError, ToolCallRequest, ToolMessage]]:
+    """The error answers to the model's last reply that the middleware `name` did not settle.
+
+    Each with the failure it is, a request standing for its call (no tool; the state and
+    runtime of the hook), and the message, whose id an answer that replaces it must keep.
+    """
+    reply, answered = last_reply(state)
+    if reply is None or not answered:
+        return
+    marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
+    calls: dict[str, ToolCall] = {str(call["id"]): call for call in reply.tool_calls}
+    answers: list[ToolMessage] = []
+    for message in reversed(state["messages"]):
+        if not isinstance(message, ToolMessage):
+            break  # the reply: `last_reply` found only answers after it
+        answers.append(message)
+    for message in reversed(answers):
+        if message.status != "error":
+            continue
+        call_id = message.tool_call_id
+        call = calls.get(call_id)
+        if call is None or call_id in marks or settled_key(name, call_id) in marks:
+            continue
+        args: Mapping[str, object] = call.get("args") or {}
+        failure = InnerMiddlewareError(tool=call["name"], args=args, text=message.text)
+        tool_runtime: ToolRuntime[Any, Any] = ToolRuntime(
+            state=state,
+            context=runtime.context,
+            config=get_config(),
+            stream_writer=runtime.stream_writer,
+            tool_call_id=message.tool_call_id,
+            store=runtime.store,
+        )
+        request = ToolCallRequest(tool_call=call, tool=None, state=state, runtime=tool_runtime)
+        yield failure, request, message

@@ -5,7 +5,8 @@
 - With `ToolRetryMiddleware` outside it, this middleware turns the first failure into a
   message, so nothing is retried.
 - `ToolRetryMiddleware`'s default `on_failure="continue"` writes `str(exc)` to the model
-  itself; this middleware then never sees the failure.
+  itself; this middleware's handler then never sees the exception (the answer is an
+  `"inner_middleware"` failure: tests/test_with_tool_retry.py).
 - One unhandled failure among parallel calls fails the step: no sibling's message reaches
   the model in that run. Rerunning the thread from its checkpoint completes it.
 """

@@ -1,9 +1,11 @@
 """Beside `ToolCallLimitMiddleware`: every call answered once, in either order, every exit.
 
 The limit answers the calls it blocks in its hook after the model; those calls never reach
-the tools, so this middleware never sees them: a blocked call is the limit's decision, not
-a failure (not counted, not recorded). A tool a "tell" budget closed is answered as its call
-comes to run, so a call the limit already blocked is not answered a second time.
+the tools. The model reads each block as an error answer, so this middleware meets it before
+the next model call as an `"inner_middleware"` failure: recorded, told and counted, so a
+budget stops a model that keeps calling a blocked tool. A tool a "tell" budget closed is
+answered as its call comes to run, so a call the limit already blocked is not answered a
+second time, and is not counted again.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ def test_a_call_the_limit_blocks_is_answered_once_by_the_limit_alone(
     assert by_id["w2"].text.startswith("The tool `weather` failed 2 times")  # the budget's
     assert "limit" in by_id["w3"].text  # the limit's own words, not the budget's
     assert "unavailable" not in by_id["w3"].text
-    # The limit's block is its decision, not a failure: neither recorded nor told.
+    # The block answers a call to the tool the budget closed: answered once, by the limit,
+    # and not counted again (a block of an open tool is a failure: see the last test).
     records = [(f["call_id"], f["outcome"]) for f in result["tool_failures"]]
     assert records == [("w1", "answered"), ("w2", "told")]
     assert [(f["call_id"], f["outcome"]) for f in told] == records

@@ -191,3 +191,30 @@ def test_a_persons_rejection_is_the_same_failure_wherever_it_is_written(
     assert [(f["call_id"], f["kind"]) for f in result["tool_failures"]] == [
         ("w1", "inner_middleware")
     ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+def test_a_persons_response_in_place_of_the_tool_is_no_failure(mode: Mode, path: Path) -> None:
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    told: list[ToolFailure] = []
+    review = HumanInTheLoopMiddleware(
+        interrupt_on={"weather": {"allowed_decisions": ["approve", "respond"]}},
+        interrupt_mode=mode,
+    )
+    ours = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=1), listeners=[told.append]
+    )
+    model = ScriptedChatModel(script=[CALLS[0], AIMessage("done")])
+    agent: Agent = create_agent(
+        model, tools=[WEATHER], middleware=[ours, review], checkpointer=InMemorySaver()
+    )
+    respond = {"type": "respond", "message": "It is sunny in Oslo."}
+
+    result, asked = run_to_end(agent, path, mode, [respond])
+
+    assert asked == 1
+    [answer] = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert (answer.text, answer.status) == ("It is sunny in Oslo.", "success")
+    assert told == []

@@ -544,7 +544,11 @@ def test_a_closed_tools_call_without_an_id_runs_and_one_with_an_id_is_answered()
     middleware: Any = ToolErrorMiddleware(
         report_type_only, budget=ErrorBudget(per_tool=1, when_spent="tell", message="off")
     )
-    closed = {"ToolErrorMiddleware\x00weather": 2, "ToolErrorMiddleware\x00weather\x00spent": 1}
+    closed = {
+        "ToolErrorMiddleware\x00weather": 2,
+        "ToolErrorMiddleware\x00weather\x00spent": 1,
+        "ToolErrorMiddleware\x00\x00closed": 1,
+    }
     ran: list[str | None] = []
 
     def run_tool(request: ToolCallRequest) -> ToolMessage:
@@ -562,10 +566,10 @@ def test_a_closed_tools_call_without_an_id_runs_and_one_with_an_id_is_answered()
 
     assert ran == [None]
     assert without_id.content == "sunny"
-    # The answer goes back with the mark that this middleware settled the call.
+    # The answer goes back marked as the package's own: no middleware counts it.
     assert isinstance(with_id, Command)
     update: dict[str, Any] = cast("dict[str, Any]", with_id.update)
-    assert update == {"messages": [ANY], "tool_error_settled": {"c2": 1}}
+    assert update == {"messages": [ANY], "tool_error_settled": {"c2": 1, "c2\x00own": 1}}
     answer: ToolMessage = update["messages"][0]
     assert (answer.tool_call_id, answer.content, answer.status) == ("c2", "off", "error")
 
@@ -780,6 +784,7 @@ def test_without_a_budget_the_agent_graph_is_unchanged() -> None:
 CLOSED_WEATHER = {
     "ToolErrorMiddleware\x00weather": 2,
     "ToolErrorMiddleware\x00weather\x00spent": 1,
+    "ToolErrorMiddleware\x00\x00closed": 1,
 }
 
 # Calls that are not to the closed tool, with the counts they meet.

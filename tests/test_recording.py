@@ -975,13 +975,11 @@ def test_both_records_and_both_counts_are_kept_when_two_middleware_answer_one_ca
         ("outer", "t0-0", "answered"),
         ("inner", "t1-0", "told"),
         ("outer", "t1-0", "answered"),
-        ("outer", "t2-0", "answered"),
     ]
     # The third call was answered by the inner budget before any tool ran: the model read
-    # that the tool is closed. The inner middleware saw no new failure; to the outer one,
-    # that answer is an error answer from a middleware inside it, as any other.
+    # that the tool is closed. That answer is the package's own, so neither middleware
+    # counts it, though it passes the outer one's tool-call hook.
     assert "unavailable" in tool_messages(result)["t2-0"].text
-    assert result["tool_failures"][-1]["kind"] == "inner_middleware"
 
 
 @pytest.mark.parametrize("path", PATHS)

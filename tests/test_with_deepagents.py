@@ -497,3 +497,32 @@ def test_a_budget_stop_keeps_the_stopping_failure_in_the_checkpoints_record(
     kept: list[ToolFailure] = stopped.agent.get_state(stopped.config).values["tool_failures"]
 
     assert [(f["call_id"], f["outcome"]) for f in kept] == [("b1", "answered"), ("b2", "stopped")]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_sub_agents_budget_stop_is_a_failure_of_task_to_the_parent(path: Path) -> None:
+    # The sub-agent's run is stopped: its ToolErrorBudgetExceeded reaches the `task` tool
+    # as an exception, which the parent's middleware handles as any tool's failure.
+    tools = [failing_tool("bad", LookupError("x"))]
+    budgeted = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=1), record_failures=True, name="sub"
+    )
+    helper = sub_agent(steps([call("bad", "s1")], [call("bad", "s2")]), tools, [budgeted])
+    agent = deep_agent(
+        steps([ask_helper("t1")]),
+        tools=tools,
+        middleware=[ToolErrorMiddleware(report_type_only, record_failures=True)],
+        subagents=[helper],
+    )
+
+    result = run(agent, path)
+
+    answer = tool_messages(result)["t1"]
+    assert (answer.status, answer.text) == (
+        "error",
+        "Tool `task` failed with ToolErrorBudgetExceeded.",
+    )
+    failures: list[ToolFailure] = result["tool_failures"]
+    assert [(f["middleware"], f["call_id"], f["error_type"]) for f in failures] == [
+        ("ToolErrorMiddleware", "t1", "langchain_tool_errors.ToolErrorBudgetExceeded")
+    ]

@@ -134,11 +134,12 @@ def test_an_approved_call_that_fails_is_handled_and_recorded_once(
     assert answer_counts(result["messages"])["w1"] == 1
 
 
-@pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("path", PATHS)
-def test_an_invalid_review_answer_is_neither_recorded_nor_told(path: Path, order: str) -> None:
+def test_an_invalid_review_answer_is_neither_recorded_nor_told(path: Path) -> None:
+    # Per-call review listed after this middleware: the refused answer is raised inside
+    # this middleware's tool-call hook, which lets it go on up without telling anyone.
     told: list[ToolFailure] = []
-    agent = agent_of("per_call", order, told)
+    agent = agent_of("per_call", "ours first", told)
     config: RunnableConfig = {"configurable": {"thread_id": "t"}}
     assert "__interrupt__" in run(agent, path, question(), config)
 

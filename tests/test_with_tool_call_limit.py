@@ -125,3 +125,35 @@ def test_a_budget_bounds_a_model_looping_on_the_limits_blocks(path: Path, order:
         ("e-4", "inner_middleware", "answered"),
         ("e-5", "inner_middleware", "stopped"),
     ]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_limit_that_ends_the_run_is_never_met_as_a_failure(path: Path, order: str) -> None:
+    # With exit_behavior="end" the limit answers the calls and ends the run: no model
+    # call follows, so its answers are never met before one, and never counted.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    told: list[ToolFailure] = []
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="end")
+    ours = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_tool=5),
+        record_failures=True,
+        listeners=[told.append],
+    )
+    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
+    script = [
+        AIMessage("", tool_calls=[call("echo", "e1")]),
+        AIMessage("", tool_calls=[call("echo", "e2"), call("echo", "e3")]),
+    ]
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=script), tools=[echo_tool()], middleware=middleware
+    )
+
+    result = run(agent, path)
+
+    blocked = [m for m in result["messages"] if isinstance(m, ToolMessage) and m.status == "error"]
+    assert sorted(m.tool_call_id for m in blocked) == ["e2", "e3"]
+    assert result["tool_failures"] == []
+    assert told == []

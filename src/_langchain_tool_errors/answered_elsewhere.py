@@ -19,6 +19,7 @@ from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.runtime import Runtime
@@ -30,6 +31,14 @@ from _langchain_tool_errors.stopping import StopState
 
 SETTLED_KEY = "tool_error_settled"
 """The state key holding the calls of the run whose error answers a middleware settled."""
+
+
+def _config() -> RunnableConfig:
+    """The running graph's configuration; none for a hook called outside a graph."""
+    try:
+        return get_config()
+    except RuntimeError:  # a hook called directly, as a unit test does
+        return {}
 
 
 class SettledState(StopState):
@@ -51,6 +60,31 @@ def settled(call_id: str) -> dict[str, int]:
     inside, which let the failure go on up): none of them meets it again.
     """
     return {call_id: 1}
+
+
+def own(call_id: str) -> dict[str, int]:
+    """The update that marks the call's answer as this package's own: never a failure.
+
+    A closed tool's answer and a stop's. A middleware of ours outside the one that gave it
+    lets it pass, as it lets a successful result pass.
+    """
+    return {call_id: 1, own_key(call_id): 1}
+
+
+def own_key(call_id: str) -> str:
+    """The key that marks the call's answer as this package's own."""
+    return f"{call_id}\x00own"
+
+
+def trailing_answers(state: Mapping[str, Any]) -> dict[str, int]:
+    """The marks for the answers a run's input ends with: given, not met in this run.
+
+    An input may end with a reply and answers to its calls (a client that ran the tools,
+    an app that sends the whole history each time): they are the caller's, not failures
+    of the run that starts.
+    """
+    _, answered = last_reply(state)
+    return dict.fromkeys(answered, 1)
 
 
 def answered_elsewhere(
@@ -83,7 +117,7 @@ def answered_elsewhere(
         tool_runtime: ToolRuntime[Any, Any] = ToolRuntime(
             state=state,
             context=runtime.context,
-            config=get_config(),
+            config=_config(),
             stream_writer=runtime.stream_writer,
             tool_call_id=message.tool_call_id,
             store=runtime.store,

@@ -69,13 +69,15 @@ def _unavailable(
 class Accounts:
     """The budgets of one middleware and its routes, and how a failure spends them."""
 
-    __slots__ = ("_plans", "_telling", "_unrouted")
+    __slots__ = ("_closing", "_plans", "_telling", "_unrouted")
 
     def __init__(
         self, name: str, budget: ErrorBudget | None, routes: tuple[Route[Any], ...]
     ) -> None:
         # A failure no route takes (one that is not an exception) spends the middleware's.
         self._unrouted = _shared(name, budget)
+        # Counted once a "tell" budget closes any tool: until then no call needs a look.
+        self._closing = f"{name}\x00\x00closed"
         self._plans = _plans(name, self._unrouted, routes)
         self._telling = tuple(
             dict.fromkeys(
@@ -132,7 +134,7 @@ class Accounts:
         # The call's id was checked when the failure's message was made.
         call_id = str(request.tool_call["id"])
         told = _unavailable(budget, call_id, tool, tool_count, unknown)
-        increments[f"{prefix}{tool}{_SPENT}"] = 1
+        increments[f"{prefix}{tool}{_SPENT}"] = increments[self._closing] = 1
         if unknown:
             increments[f"{prefix}{tool}{_UNKNOWN}"] = 1
         return told, increments
@@ -144,6 +146,8 @@ class Accounts:
 
     def closed(self, tool: str, counts: Mapping[str, int]) -> bool:
         """Whether a "tell" budget closed `tool` for the rest of the run."""
+        if self._closing not in counts:
+            return False
         return any(f"{prefix}{tool}{_SPENT}" in counts for _, prefix in self._telling)
 
     def answer_closed(self, request: ToolCallRequest) -> ToolMessage | None:
@@ -154,7 +158,7 @@ class Accounts:
         call is answered twice. A call without an id runs, and fails as such calls do.
         """
         counts: dict[str, int] | None = request.state.get(COUNTS_KEY)
-        if not counts:
+        if not counts or self._closing not in counts:  # no tool closed in this run
             return None
         call = request.tool_call
         tool, call_id = call["name"], call.get("id")

@@ -29,7 +29,7 @@ FailureKind: TypeAlias = Literal[
 - `"invalid_arguments"`: the arguments do not fit the tool's schema (`InvalidArguments`).
 - `"unknown_tool"`: the model called a tool the agent does not have (`UnknownTool`).
 - `"tool_reported"`: the tool answered its own failure (`ToolReportedError`).
-- `"inner_middleware"`: a middleware inside this one answered it (`InnerMiddlewareError`).
+- `"inner_middleware"`: another middleware answered it (`InnerMiddlewareError`).
 - `"malformed_call"`: the call's arguments could not be parsed (`MalformedToolCall`).
 
 Example:
@@ -45,7 +45,7 @@ KIND_PHRASES: dict[FailureKind, str] = {
     "invalid_arguments": "a call with invalid arguments",
     "unknown_tool": "a call to a tool the agent does not have",
     "tool_reported": "an error the tool reported",
-    "inner_middleware": "an error an inner middleware answered",
+    "inner_middleware": "an error another middleware answered",
     "malformed_call": "a call whose arguments could not be parsed",
 }
 """Each kind as messages name it."""
@@ -207,11 +207,15 @@ class ToolReportedError(ReportedFailure):
 
 
 class InnerMiddlewareError(ReportedFailure):
-    """A middleware inside this one answered a failure with an error message.
+    """Another middleware answered the call with an error message.
 
-    `ToolRetryMiddleware(on_failure="continue")` does, once its retries are spent, with the
-    exception's text in the message. Also any other error message from a known tool called
-    with valid arguments that does not report its own errors.
+    One inside this one, as the call ran: `ToolRetryMiddleware(on_failure="continue")`
+    does, once its retries are spent, with the exception's text in the message; so does any
+    other error message from a known tool called with valid arguments that does not report
+    its own errors. Or one whose hook after the model answered the call in place of running
+    it (`ToolCallLimitMiddleware` blocking it, a person rejecting it): that answer is met
+    before the next model call, and the request the handler gets has no tool (`tool` is
+    `None`), since the call never reached one.
 
     Example:
         ```python

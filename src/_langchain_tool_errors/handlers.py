@@ -105,7 +105,7 @@ def report_kind_only(failure: ReportedFailure, request: ToolCallRequest, /) -> s
     For errors whose text may hold internal detail: an inner middleware's answer
     (`ToolRetryMiddleware` quotes the exception), or a tool's own report. An error
     `fetch`'s retry middleware answered becomes
-    ``Tool `fetch` failed (an error an inner middleware answered); try another way.``
+    ``Tool `fetch` failed (an error another middleware answered); try another way.``
 
     Example:
         ```python

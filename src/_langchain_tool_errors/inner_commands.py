@@ -16,6 +16,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from typing_extensions import TypeIs
 
+from _langchain_tool_errors.answered_elsewhere import SETTLED_KEY, own_key
 from _langchain_tool_errors.budget import COUNTS_KEY
 from _langchain_tool_errors.building import state_update
 from _langchain_tool_errors.recording import FAILURES_KEY
@@ -28,7 +29,8 @@ def answered_inside(
 
     `None` unless `result` is a `Command` that only updates the state (no `goto`, no
     `resume`, no parent graph), as a dict, and whose messages are one error `ToolMessage`
-    for this call: any other `Command` passes untouched, as a tool's own would.
+    for this call, not marked as an answer of this package's own (a closed tool's, a
+    stop's): any other `Command` passes untouched, as a tool's own would.
     """
     if (
         not _is_command(result)
@@ -51,6 +53,9 @@ def answered_inside(
         or message.tool_call_id != request.tool_call.get("id")
     ):
         return None
+    marks: object = fields.get(SETTLED_KEY)
+    if _is_update(marks) and own_key(message.tool_call_id) in marks:
+        return None  # a closed tool's answer or a stop's, from a middleware of ours
     return message, fields
 
 

@@ -20,8 +20,10 @@ from _langchain_tool_errors.answered_elsewhere import (
     SETTLED_KEY,
     SettledState,
     answered_elsewhere,
+    own,
     settled,
     settled_key,
+    trailing_answers,
 )
 from _langchain_tool_errors.budget import (
     COUNTS_KEY,
@@ -838,7 +840,11 @@ class ToolErrorMiddleware(
             kept = stop_of(stop, call_id)
             keep_cause(self._name, stop, call_id, _config())
             answer = stopped_answer(kept, call_id, tool_name(request))
-            update = {"messages": [answer], STOPS_KEY: {self._name: kept}, SETTLED_KEY: mark}
+            update = {
+                "messages": [answer],
+                STOPS_KEY: {self._name: kept},
+                SETTLED_KEY: own(call_id),
+            }
             if recorder is not None:
                 record = recorder.failure(failure, request, route, "stopped")
                 if recorder.keeps:
@@ -932,8 +938,8 @@ def _settled_answer(message: ToolMessage, request: ToolCallRequest) -> ToolMessa
 
 
 def _settled_closed(answer: ToolMessage) -> Command[Any]:
-    """A closed tool's answer, with the mark that a middleware of ours settled the call."""
-    return state_update({"messages": [answer], SETTLED_KEY: settled(answer.tool_call_id)})
+    """A closed tool's answer, marked as this package's own: no middleware counts it."""
+    return state_update({"messages": [answer], SETTLED_KEY: own(answer.tool_call_id)})
 
 
 _Settled: TypeAlias = tuple[
@@ -1085,12 +1091,12 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     @override
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
         """A new run starts from zero (resumes of an interrupt do not pass here)."""
-        return self._reset()
+        return self._reset(state)
 
     @override
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
         """A new run starts from zero, on the async path."""
-        return self._reset()
+        return self._reset(state)
 
     # A stop found here ends the run: `after_agent` raises it once this step is saved.
     @hook_config(can_jump_to=["end"])
@@ -1231,7 +1237,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
                     stopped = self._stopped(stop, state, found[index:])
                     messages += stopped
                     for answer in stopped:  # this middleware's own answers now
-                        marks.update(settled(answer.tool_call_id))
+                        marks.update(own(answer.tool_call_id))
                     update[STOPS_KEY] = {self._name: stop_of(stop, _call_id(request))}
                     update["jump_to"] = "end"
                     break
@@ -1264,16 +1270,15 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """The answers when a failure met in a model hook stops the run.
 
         The stopping call and the malformed calls after it, then the reply's valid calls
-        that nothing has answered: none of them runs. An answer written elsewhere is
-        replaced in place (its id kept); the others written elsewhere keep theirs.
+        that nothing has answered: none of them runs. When an answer written elsewhere
+        spends the budget, every call already has its answer, and keeps it.
         """
         stopping, replaces = _call_id(left[0][1]), left[0][4]
         keep_cause(self._name, stop, stopping, _config())
-        kept = stop_of(stop, stopping)
-        first = stopped_answer(kept, stopping, tool_name(left[0][1]))
         if replaces is not None:
-            return [_keeping(first, replaces)]
-        answers = [first]
+            return []  # every call has its answer, the stopping one the one written for it
+        kept = stop_of(stop, stopping)
+        answers = [stopped_answer(kept, stopping, tool_name(left[0][1]))]
         answers += [stopped_answer(kept, _call_id(r), tool_name(r)) for _, r, _, _, _ in left[1:]]
         reply, answered = last_reply(state)
         for call in () if reply is None else reply.tool_calls:
@@ -1282,15 +1287,14 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
                 answers.append(stopped_answer(kept, call_id, call["name"]))
         return answers
 
-    def _reset(self) -> dict[str, Any]:
+    def _reset(self, state: Any) -> dict[str, Any]:
         """The update that empties the run's counts and record: empty values, made anew.
 
         Each is written as LangGraph's `Overwrite`, which only a deliberate writer sends:
         the reducers take any other empty value as adding nothing. Only the keys this
         middleware writes: nothing else shows in a stream's updates.
         """
-        no_marks: dict[str, int] = {}
-        update: dict[str, Any] = {SETTLED_KEY: Overwrite(no_marks)}
+        update: dict[str, Any] = {SETTLED_KEY: Overwrite(trailing_answers(state))}
         if self._accounts is not None:
             no_counts: dict[str, int] = {}
             no_stops: dict[str, BudgetStop] = {}

@@ -6,8 +6,8 @@ beside the stopping one, the failure that stopped it in the record) and leave th
 calls without answers, which providers refuse on the thread's next input. Instead the
 stopping call is answered with a text saying a budget stopped the run, the stop is written
 to the agent state beside the step's other results, and the middleware's next hook
-(`before_model`, which runs before anything else can use the step's results) raises
-`ToolErrorBudgetExceeded` from what the state says. The step's results are then in the
+(`before_model`, before the model can be called again, or `after_agent` at the run's end)
+raises `ToolErrorBudgetExceeded` from what the state says. The step's results are then in the
 checkpoint, and the next input on the thread starts from a conversation in which every call
 has exactly one answer.
 """
@@ -102,9 +102,10 @@ def raised(name: str, stop: BudgetStop, config: RunnableConfig) -> ToolErrorBudg
     """The exception to raise for a stop the state holds.
 
     The one the budget raised, chained to the tool's exception, when this process still
-    holds it; else one made from the state (a run resumed in another process), unchained.
+    holds it and no other run could have put it there; else one made from the state (a run
+    resumed in another process, or raised again), unchained.
     """
-    kept = _CAUSES.pop(_key(name, stop["call_id"], config))
+    kept = _CAUSES.pop(_key(name, config), stop["call_id"])
     if kept is not None:
         return kept
     return ToolErrorBudgetExceeded(
@@ -121,11 +122,14 @@ def keep_cause(
     name: str, stop: ToolErrorBudgetExceeded, call_id: str, config: RunnableConfig
 ) -> None:
     """Keep the budget's exception, chained to the tool's, until the stop is raised."""
-    _CAUSES.put(_key(name, call_id, config), stop)
+    _CAUSES.put(_key(name, config), call_id, stop)
 
 
-def _key(name: str, call_id: str, config: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    """A stop's identity in this process: its thread and graph, middleware and call.
+_Key = tuple[str, str, str]
+
+
+def _key(name: str, config: Mapping[str, Any]) -> _Key:
+    """A run's stops in this process: its thread and graph, and the middleware.
 
     A node's namespace is its graph's, then `|` and the node's own task (`tools:<id>`,
     `ToolErrorMiddleware.before_model:<id>`): the graph's part is the same in both hooks.
@@ -133,32 +137,41 @@ def _key(name: str, call_id: str, config: Mapping[str, Any]) -> tuple[str, str, 
     configurable: Mapping[str, Any] = config.get("configurable") or {}
     thread = str(configurable.get("thread_id", ""))
     graph = str(configurable.get("checkpoint_ns", "")).rpartition("|")[0]
-    return thread, graph, name, call_id
+    return thread, graph, name
+
+
+_AMBIGUOUS = ToolErrorBudgetExceeded("", 0, 0, "tool")
+"""What a call's entry becomes when two runs put one under the same key: neither is used."""
 
 
 class _Causes:
-    """The budgets' exceptions not raised yet, at most `_KEPT` of them, oldest dropped first.
+    """The budgets' exceptions not raised yet, for at most `_KEPT` runs, oldest dropped first.
 
     Only what `__cause__` shows lives here, never what the run does: the stop itself is in
-    the state, and raised from there when this process no longer holds the exception.
+    the state, and is raised from there when this process does not hold the exception. Two
+    runs with no thread (no checkpointer) that stop on calls with the same id share a key:
+    their entry is then marked ambiguous, so that neither is chained to the other's.
     """
 
     __slots__ = ("_kept", "_lock")
 
     def __init__(self) -> None:
-        self._kept: OrderedDict[tuple[str, str, str, str], ToolErrorBudgetExceeded] = OrderedDict()
+        self._kept: OrderedDict[_Key, dict[str, ToolErrorBudgetExceeded]] = OrderedDict()
         self._lock = Lock()
 
-    def put(self, key: tuple[str, str, str, str], stop: ToolErrorBudgetExceeded) -> None:
+    def put(self, key: _Key, call_id: str, stop: ToolErrorBudgetExceeded) -> None:
         with self._lock:
-            self._kept[key] = stop
+            calls = self._kept.setdefault(key, {})
+            calls[call_id] = stop if call_id not in calls else _AMBIGUOUS
             self._kept.move_to_end(key)
             while len(self._kept) > _KEPT:
                 self._kept.popitem(last=False)
 
-    def pop(self, key: tuple[str, str, str, str]) -> ToolErrorBudgetExceeded | None:
+    def pop(self, key: _Key, call_id: str) -> ToolErrorBudgetExceeded | None:
+        """The exception of the call that stopped the run; the run's others are dropped."""
         with self._lock:
-            return self._kept.pop(key, None)
+            stop = self._kept.pop(key, {}).get(call_id)
+        return None if stop is _AMBIGUOUS else stop
 
 
 _KEPT = 256

@@ -18,6 +18,14 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from _langchain_tool_errors import stopping
+from _langchain_tool_errors.stopping import (
+    BudgetStop,
+    keep_cause,
+    keep_first_stops,
+    raised,
+    stopped_answer,
+)
 from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
@@ -189,3 +197,111 @@ def test_a_malformed_call_that_stops_the_run_answers_every_call_of_its_reply(pat
     run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
 
     assert answers(seen.messages) == dict.fromkeys(["ok0", "m0", "m1", "m2", "ok1"], 1)
+
+
+# The parts of a stop, one at a time.
+
+STOP: BudgetStop = {
+    "tool": "bad",
+    "count": 3,
+    "limit": 2,
+    "scope": "run",
+    "route": 1,
+    "kind": "invalid_arguments",
+    "call_id": "c2",
+}
+
+
+def test_each_middlewares_first_stop_is_kept_and_an_empty_write_adds_nothing() -> None:
+    first: BudgetStop = {**STOP, "call_id": "c1"}
+    other: BudgetStop = {**STOP, "call_id": "c9"}
+
+    assert keep_first_stops({"a": first}, {}) == {"a": first}
+    assert keep_first_stops(None, {}) == {}
+    assert keep_first_stops({"a": first}, {"a": STOP}) == {"a": first}
+    assert keep_first_stops({"a": first}, {"b": other}) == {"a": first, "b": other}
+
+
+def test_a_run_budgets_stop_says_what_was_spent_and_which_calls_did_not_run() -> None:
+    stopping = stopped_answer(STOP, "c2", "bad")
+    beside = stopped_answer(STOP, "c3", "ok_tool")
+
+    assert (stopping.tool_call_id, stopping.name, stopping.status) == ("c2", "bad", "error")
+    assert stopping.text == (
+        "This call to `bad` failed, and the error budget stopped the run (3 failures of all "
+        "tools in this run, over the limit of 2)."
+    )
+    assert (beside.tool_call_id, beside.name) == ("c3", "ok_tool")
+    assert beside.text.startswith("This call to `ok_tool` did not run: the error budget")
+
+
+def test_a_stop_made_from_the_state_has_every_field_of_the_one_raised() -> None:
+    made = raised("mw", STOP, {"configurable": {"thread_id": "nowhere"}})
+
+    assert (made.tool, made.count, made.limit, made.scope, made.route, made.kind) == (
+        "bad",
+        3,
+        2,
+        "run",
+        1,
+        "invalid_arguments",
+    )
+    assert made.__cause__ is None
+
+
+def stop_for(call_id: str) -> BudgetStop:
+    return {**STOP, "call_id": call_id}
+
+
+def config_of(thread: str | None, namespace: str) -> RunnableConfig:
+    configurable: dict[str, Any] = {"checkpoint_ns": namespace}
+    if thread is not None:
+        configurable["thread_id"] = thread
+    return {"configurable": configurable}
+
+
+def test_the_cause_is_found_from_the_next_hook_of_the_same_graph_and_thread_only() -> None:
+    spent = ToolErrorBudgetExceeded("bad", 2, 1, "tool")
+    tools_task = config_of("t", "agent:1|tools:7")
+    keep_cause("mw", spent, "c1", tools_task)
+
+    assert raised("mw", stop_for("c1"), config_of("u", "agent:1|x:8")) is not spent
+    assert raised("mw", stop_for("c1"), config_of("t", "agent:2|x:8")) is not spent
+    assert raised("other", stop_for("c1"), config_of("t", "agent:1|x:8")) is not spent
+    assert raised("mw", stop_for("c1"), config_of("t", "agent:1|x:8")) is spent
+    # Raised once: the next time it is made from the state.
+    assert raised("mw", stop_for("c1"), config_of("t", "agent:1|x:8")) is not spent
+
+
+def test_a_cause_two_runs_put_under_one_key_chains_neither() -> None:
+    ours = ToolErrorBudgetExceeded("bad", 2, 1, "tool")
+    theirs = ToolErrorBudgetExceeded("bad", 2, 1, "tool")
+    no_thread = config_of(None, "tools:1")
+    keep_cause("mw", ours, "c1", no_thread)
+    keep_cause("mw", theirs, "c1", no_thread)
+
+    made = raised("mw", stop_for("c1"), config_of(None, "x:2"))
+
+    assert made is not ours
+    assert made is not theirs
+    assert (made.tool, made.__cause__) == ("bad", None)
+
+
+def test_a_run_raised_drops_its_other_calls_causes_and_the_oldest_runs_go_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(stopping, "_KEPT", 2)
+    spent = [ToolErrorBudgetExceeded("bad", 2, 1, "tool") for _ in range(4)]
+    keep_cause("mw", spent[0], "c1", config_of("a", "tools:1"))
+    keep_cause("mw", spent[1], "c2", config_of("a", "tools:2"))
+    raised("mw", stop_for("c1"), config_of("a", "x:3"))
+    keep_cause("mw", spent[2], "c1", config_of("b", "tools:1"))
+    keep_cause("mw", spent[3], "c1", config_of("c", "tools:1"))
+
+    assert raised("mw", stop_for("c2"), config_of("a", "x:4")) is not spent[1]
+    assert raised("mw", stop_for("c1"), config_of("b", "x:4")) is spent[2]
+    keep_cause("mw", spent[0], "c1", config_of("d", "tools:1"))
+    keep_cause("mw", spent[1], "c1", config_of("e", "tools:1"))
+    keep_cause("mw", spent[2], "c1", config_of("f", "tools:1"))
+    assert raised("mw", stop_for("c1"), config_of("d", "x:4")) is not spent[0]
+    assert raised("mw", stop_for("c1"), config_of("e", "x:4")) is spent[1]

@@ -10,16 +10,23 @@ second time, and is not counted again.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from typing import Any, Literal
 
 import pytest
-from langchain.agents.middleware import ToolCallLimitMiddleware
+from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallLimitMiddleware
 from langchain.agents.middleware.tool_call_limit import ToolCallLimitExceededError
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+from langgraph.runtime import Runtime
+from langgraph.store.memory import InMemoryStore
+from typing_extensions import override
 
 from langchain_tool_errors import (
     ErrorBudget,
+    InnerMiddlewareError,
+    Route,
     ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
     ToolFailure,
@@ -157,3 +164,77 @@ def test_a_limit_that_ends_the_run_is_never_met_as_a_failure(path: Path, order: 
     assert sorted(m.tool_call_id for m in blocked) == ["e2", "e3"]
     assert result["tool_failures"] == []
     assert told == []
+
+
+class Seen:
+    """A route's handler for answers written elsewhere: keeps what it was given."""
+
+    def __init__(self) -> None:
+        self.given: list[tuple[InnerMiddlewareError, ToolCallRequest]] = []
+
+    def handler(self, failure: InnerMiddlewareError, request: ToolCallRequest) -> str:
+        self.given.append((failure, request))
+        return f"`{failure.tool}` is over its limit; answer with what you have."
+
+
+class AnswersFirst(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Writes, after the model, a stray error answer and a success before the limit's own."""
+
+    @override
+    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
+        stray = ToolMessage("not for this reply", tool_call_id="stray", status="error")
+        spoken = ToolMessage("a person answered", tool_call_id="e2", status="success")
+        return {"messages": [stray, spoken]}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_each_middleware_meets_a_block_once_with_the_call_and_the_runs_state(path: Path) -> None:
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    seen, told = Seen(), list[ToolFailure]()
+    store = InMemoryStore()
+    first = ToolErrorMiddleware.from_routes(
+        [Route(InnerMiddlewareError, seen.handler)], listeners=[told.append], name="first"
+    )
+    second = ToolErrorMiddleware(report_type_only, listeners=[told.append], name="second")
+    limit = ToolCallLimitMiddleware(tool_name="echo", run_limit=1, exit_behavior="continue")
+    script = [
+        AIMessage("", tool_calls=[call("echo", "e1", query="a")]),
+        AIMessage("", tool_calls=[call("other", "e2"), call("echo", "e3", query="b")]),
+        AIMessage("done"),
+    ]
+    middleware: list[Any] = [first, second, limit, AnswersFirst()]
+    agent: Any = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[echo_tool(), echo_tool("other")],
+        middleware=middleware,
+        store=store,
+    )
+    question: dict[str, Any] = {"messages": [HumanMessage("go")]}
+
+    result = agent.invoke(question) if path == "sync" else asyncio.run(agent.ainvoke(question))
+
+    # Each middleware met the limit's block of e3 once; not the stray answer, not e2's.
+    assert [(f["middleware"], f["call_id"], f["kind"]) for f in told] == [
+        ("first", "e3", "inner_middleware"),
+        ("second", "e3", "inner_middleware"),
+    ]
+    [(failure, request)] = seen.given
+    assert (failure.tool, dict(failure.args), failure.text) == (
+        "echo",
+        {"query": "b"},
+        "Tool call limit exceeded. Do not call 'echo' again.",
+    )
+    assert request.tool is None
+    assert request.tool_call["id"] == "e3"
+    # ToolCallRequest leaves its runtime's type parameters unset, which pyright strict
+    # reports on the attribute itself: read through `Any`, then typed.
+    untyped: Any = request
+    tool_runtime: ToolRuntime[Any, Any] = untyped.runtime
+    assert tool_runtime.tool_call_id == "e3"
+    assert tool_runtime.store is store
+    assert request.state is tool_runtime.state
+    assert [m.text for m in request.state["messages"]][-1] == failure.text
+    assert "configurable" in tool_runtime.config
+    answers = {m.tool_call_id: m.text for m in result["messages"] if isinstance(m, ToolMessage)}
+    assert answers["e3"] == "`echo` is over its limit; answer with what you have."

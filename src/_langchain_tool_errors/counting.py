@@ -140,6 +140,11 @@ class Accounts:
         return told, increments
 
     @property
+    def closing_key(self) -> str:
+        """The count that shows a "tell" budget closed a tool in the run."""
+        return self._closing
+
+    @property
     def closes(self) -> bool:
         """Whether a "tell" budget may close a tool, so calls must be checked before they run."""
         return bool(self._telling)

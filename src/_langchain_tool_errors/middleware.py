@@ -464,8 +464,13 @@ class ToolErrorMiddleware(
         self._accounts = Accounts(self._name, checked_budget, routes) if any(budgets) else None
         # The accounts again when a "tell" budget may close a tool: each call is checked
         # before it runs (`None` otherwise, so no other middleware pays for the check).
+        # With a "tell" budget, the count that shows a tool was closed in the run, and the
+        # accounts that answer the closed tool's calls: until that count is in the state,
+        # no call needs a look (`None` without a "tell" budget).
         accounts = self._accounts
-        self._closing = accounts if accounts is not None and accounts.closes else None
+        self._closing: tuple[str, Accounts] | None = (
+            (accounts.closing_key, accounts) if accounts is not None and accounts.closes else None
+        )
         # What the recording stage needs (`None` when nothing records or listens).
         self._recorder = Recorder(self._name, keeps, checked_listeners) if records else None
         if keeps:
@@ -979,8 +984,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     ) -> ToolMessage | Command[Any]:
         """Run the tool call; hand an exception or an error message through the stages."""
         closing = self._closing
-        if closing is not None:  # a call to a tool a "tell" budget closed does not run
-            closed = closing.answer_closed(request)
+        if closing is not None and closing[0] in (request.state.get(COUNTS_KEY) or ()):
+            closed = closing[1].answer_closed(request)  # a closed tool's call never runs
             if closed is not None:
                 return _settled_closed(closed)
         try:
@@ -1036,8 +1041,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     ) -> ToolMessage | Command[Any]:
         """The same stages on the async path."""
         closing = self._closing
-        if closing is not None:
-            closed = closing.answer_closed(request)
+        if closing is not None and closing[0] in (request.state.get(COUNTS_KEY) or ()):
+            closed = closing[1].answer_closed(request)  # a closed tool's call never runs
             if closed is not None:
                 return _settled_closed(closed)
         try:
@@ -1191,7 +1196,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         first (a limit, a person) gives its one answer instead, and it is not counted.
         """
         closing = self._closing
-        return closing is not None and closing.closed(
+        return closing is not None and closing[1].closed(
             tool_name(request), state.get(COUNTS_KEY) or {}
         )
 

@@ -221,8 +221,15 @@ async def test_a_served_model_looping_on_invalid_arguments_is_stopped_by_its_bud
 
     assert await api.run_statuses(thread) == ["error"]
     messages = [m for m in await api.messages(thread) if m["type"] == "tool"]
-    assert [m["tool_call_id"] for m in messages] == ["count-0", "count-1"]
-    assert all("Error invoking tool 'count'" in m["content"] for m in messages)
+    # The stopping step is saved: its call is answered with the stop, so the thread's
+    # next input finds every call answered.
+    assert [m["tool_call_id"] for m in messages] == ["count-0", "count-1", "count-2"]
+    assert all("Error invoking tool 'count'" in m["content"] for m in messages[:2])
+    assert messages[2]["status"] == "error"
+    assert messages[2]["content"].startswith(
+        "This call to `count` failed, and the error budget stopped the run (3 failures of "
+        "`count` in this run, over the limit of 2)."
+    )
 
 
 @pytest.mark.asyncio

@@ -4,8 +4,11 @@ the server tests skipped where the LangGraph server cannot be installed."""
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 
 import pytest
+
+from tests._postgres import Postgres, started_postgres
 
 FIGURES: list[str] = []
 """Lines the tests add (table sizes, example counts, static cases), printed after the results."""
@@ -28,3 +31,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("server") is not None:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """A PostgreSQL server of the session's own (see tests/_postgres.py); each test that
+    needs a clean one takes `postgres.new_database()`."""
+    yield from started_postgres()

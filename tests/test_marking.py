@@ -7,7 +7,7 @@ marked form; the real provider classes are driven in tests/test_providers_*.py.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -18,7 +18,14 @@ from langchain.agents.middleware import (
     ToolRetryMiddleware,
 )
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolCall,
+    ToolMessage,
+)
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from pydantic import SecretStr
@@ -458,47 +465,126 @@ async def _araise_key_error(request: ToolCallRequest) -> ToolMessage:
     raise KeyError("record 7")
 
 
+SEVEN = call("lookup", "c7", record_id=7)
+
+
+def _asking(reply_id: str | None, tool_call: ToolCall = SEVEN) -> AIMessage:
+    """A model's reply that asks for `tool_call`."""
+    return AIMessage("", id=reply_id, tool_calls=[tool_call])
+
+
+def _answering(reply: AIMessage) -> Callable[[ModelRequest[Any]], ModelResponse[Any]]:
+    """A model call that answers with `reply`."""
+
+    def answer(request: ModelRequest[Any]) -> ModelResponse[Any]:
+        return ModelResponse(result=[reply])
+
+    return answer
+
+
+def _aanswering(reply: AIMessage) -> Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]:
+    async def answer(request: ModelRequest[Any]) -> ModelResponse[Any]:
+        return ModelResponse(result=[reply])
+
+    return answer
+
+
 def _reply(request: ModelRequest[Any]) -> ModelResponse[Any]:
     return ModelResponse(result=[AIMessage("ok")])
 
 
-async def _areply(request: ModelRequest[Any]) -> ModelResponse[Any]:
-    return _reply(request)
+def _after(reply: AIMessage, tool_call: ToolCall = SEVEN) -> ToolCallRequest:
+    """The tool call's request in a run whose messages end with `reply`."""
+    request = direct_request(LOOKUP, tool_call)
+    return request.override(state={"messages": [HumanMessage("Show record 7."), reply]})
+
+
+def _model_call(model: BaseChatModel) -> ModelRequest[Any]:
+    return ModelRequest(model=model, messages=[HumanMessage("Show record 7.")])
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_once_the_model_is_known_a_block_it_cannot_send_is_refused_at_the_failure(
-    path: Path,
-) -> None:
+def test_a_block_the_asking_model_cannot_send_is_refused_at_the_failure(path: Path) -> None:
     pytest.importorskip("langchain_openai")
     from langchain_openai import ChatOpenAI
 
     middleware = ToolErrorMiddleware(_image_handler)
-    seen: ModelRequest[Any] = ModelRequest(model=_bare(ChatOpenAI), messages=[])
-    tool_request = direct_request(LOOKUP, call("lookup", "c7", record_id=7))
+    reply = _asking("reply-openai")
 
     if path == "sync":
-        middleware.wrap_model_call(seen, _reply)
+        middleware.wrap_model_call(_model_call(_bare(ChatOpenAI)), _answering(reply))
         with pytest.raises(TypeError) as raised:
-            middleware.wrap_tool_call(tool_request, _raise_key_error)
+            middleware.wrap_tool_call(_after(reply), _raise_key_error)
     else:
-        asyncio.run(middleware.awrap_model_call(seen, _areply))
+        asyncio.run(middleware.awrap_model_call(_model_call(_bare(ChatOpenAI)), _aanswering(reply)))
         with pytest.raises(TypeError) as raised:
-            asyncio.run(middleware.awrap_tool_call(tool_request, _araise_key_error))
+            asyncio.run(middleware.awrap_tool_call(_after(reply), _araise_key_error))
 
     assert isinstance(raised.value.__cause__, KeyError)
     assert "`lookup`" in str(raised.value)
     assert " image/base64 block" in str(raised.value)
 
 
-def test_before_any_model_call_the_failure_is_answered_and_the_model_call_refuses() -> None:
+def test_each_failure_follows_the_model_that_asked_for_its_call_not_the_last_one_called() -> None:
+    """One instance, two agents: Anthropic's reply, then OpenAI's, then both tools fail."""
+    pytest.importorskip("langchain_openai")
+    pytest.importorskip("langchain_anthropic")
+    from langchain_anthropic import ChatAnthropic
+    from langchain_openai import ChatOpenAI
+
+    middleware = ToolErrorMiddleware(_image_handler)
+    from_claude = _asking("reply-claude", call("lookup", "a1", record_id=7))
+    from_gpt = _asking("reply-gpt", call("lookup", "b1", record_id=7))
+    middleware.wrap_model_call(_model_call(_bare(ChatAnthropic)), _answering(from_claude))
+    middleware.wrap_model_call(_model_call(_bare(ChatOpenAI)), _answering(from_gpt))
+
+    answered = middleware.wrap_tool_call(
+        _after(from_claude, call("lookup", "a1", record_id=7)), _raise_key_error
+    )
+    with pytest.raises(TypeError) as raised:
+        middleware.wrap_tool_call(
+            _after(from_gpt, call("lookup", "b1", record_id=7)), _raise_key_error
+        )
+
+    assert isinstance(answered, ToolMessage)
+    assert answered.content == [TEXT, PNG_BLOCK]
+    assert "'b1'" in str(raised.value)
+
+
+def test_a_reply_id_two_models_share_is_checked_at_the_next_model_call_instead() -> None:
+    pytest.importorskip("langchain_openai")
+    pytest.importorskip("langchain_anthropic")
+    from langchain_anthropic import ChatAnthropic
+    from langchain_openai import ChatOpenAI
+
+    middleware = ToolErrorMiddleware(_image_handler)
+    reply = _asking("reply-shared")
+    middleware.wrap_model_call(_model_call(_bare(ChatOpenAI)), _answering(reply))
+    middleware.wrap_model_call(_model_call(_bare(ChatAnthropic)), _answering(reply))
+
+    message = middleware.wrap_tool_call(_after(reply), _raise_key_error)
+
+    assert isinstance(message, ToolMessage)  # not refused for either model's sake
+    later: ModelRequest[Any] = ModelRequest(model=_bare(ChatOpenAI), messages=[message])
+    with pytest.raises(TypeError, match="image/base64"):
+        middleware.wrap_model_call(later, _reply)
+    sent = middleware.wrap_model_call(
+        ModelRequest(model=_bare(ChatAnthropic), messages=[message]), _reply
+    )
+    assert isinstance(sent, ModelResponse)
+
+
+@pytest.mark.parametrize("reply_id", [None, "reply-never-seen"])
+def test_a_reply_this_process_did_not_see_is_checked_at_the_next_model_call(
+    reply_id: str | None,
+) -> None:
+    """As when the run went on in another process after the model call, or had no id."""
     pytest.importorskip("langchain_openai")
     from langchain_openai import ChatOpenAI
 
     middleware = ToolErrorMiddleware(_image_handler)
-    tool_request = direct_request(LOOKUP, call("lookup", "c7", record_id=7))
 
-    message = middleware.wrap_tool_call(tool_request, _raise_key_error)
+    message = middleware.wrap_tool_call(_after(_asking(reply_id)), _raise_key_error)
     assert isinstance(message, ToolMessage)
     assert message.content == [TEXT, PNG_BLOCK]
     later: ModelRequest[Any] = ModelRequest(model=_bare(ChatOpenAI), messages=[message])
@@ -514,11 +600,10 @@ def test_a_model_that_takes_the_block_lets_the_failure_be_answered() -> None:
     from langchain_anthropic import ChatAnthropic
 
     middleware = ToolErrorMiddleware(_image_handler)
-    middleware.wrap_model_call(ModelRequest(model=_bare(ChatAnthropic), messages=[]), _reply)
+    reply = _asking("reply-claude-alone")
+    middleware.wrap_model_call(_model_call(_bare(ChatAnthropic)), _answering(reply))
 
-    message = middleware.wrap_tool_call(
-        direct_request(LOOKUP, call("lookup", "c7", record_id=7)), _raise_key_error
-    )
+    message = middleware.wrap_tool_call(_after(reply), _raise_key_error)
 
     assert isinstance(message, ToolMessage)
     assert message.content == [TEXT, PNG_BLOCK]

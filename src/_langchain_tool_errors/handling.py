@@ -10,6 +10,7 @@ from __future__ import annotations
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
+from _langchain_tool_errors.asked_by import asked_by
 from _langchain_tool_errors.building import error_tool_message
 from _langchain_tool_errors.checks import (
     require_awaitable,
@@ -18,7 +19,6 @@ from _langchain_tool_errors.checks import (
     require_tool_name,
 )
 from _langchain_tool_errors.failures import ReportedFailure
-from _langchain_tool_errors.providers import Provider
 from _langchain_tool_errors.route_table import RouteHandlers
 from _langchain_tool_errors.tool_calls import tool_name
 
@@ -64,38 +64,34 @@ async def _aask(
     return "on_error", None if on_error is None else on_error(failure, request)
 
 
-def handle(
-    route: RouteHandlers, exc: Exception, request: ToolCallRequest, provider: Provider | None
-) -> ToolMessage | None:
+def handle(route: RouteHandlers, exc: Exception, request: ToolCallRequest) -> ToolMessage | None:
     """The error message for a failure on the sync path, or `None` to re-raise it.
 
-    `provider` is the integration of the model the middleware last called, if any: a
-    content block it cannot send is refused here, chained to the tool's exception.
+    A content block the provider of the model that asked for the call cannot send is
+    refused here where that provider is known (see `asked_by`), chained to the exception.
     """
     content = _ask(route, exc, request)
-    return None if content is None else _sendable("on_error", content, exc, request, provider)
+    return None if content is None else _sendable("on_error", content, exc, request)
 
 
 async def ahandle(
-    route: RouteHandlers, exc: Exception, request: ToolCallRequest, provider: Provider | None
+    route: RouteHandlers, exc: Exception, request: ToolCallRequest
 ) -> ToolMessage | None:
     """The error message for a failure on the async path, or `None` to re-raise it."""
     argument, content = await _aask(route, exc, request)
-    return None if content is None else _sendable(argument, content, exc, request, provider)
+    return None if content is None else _sendable(argument, content, exc, request)
 
 
 def _sendable(
-    argument: str,
-    content: object,
-    exc: Exception,
-    request: ToolCallRequest,
-    provider: Provider | None,
+    argument: str, content: object, exc: Exception, request: ToolCallRequest
 ) -> ToolMessage:
     """The error message, its blocks checked against the provider where it is known."""
     message = error_message(argument, content, exc, request)
     checked = message.content
-    if provider is not None and not isinstance(checked, str):
-        provider.require_taken(checked, message, exc)
+    if not isinstance(checked, str):
+        provider = asked_by(request)
+        if provider is not None:
+            provider.require_taken(checked, message, exc)
     return message
 
 

@@ -25,6 +25,7 @@ from _langchain_tool_errors.answered_elsewhere import (
     settled_key,
     trailing_answers,
 )
+from _langchain_tool_errors.asked_by import note_replies
 from _langchain_tool_errors.budget import (
     COUNTS_KEY,
     ErrorBudget,
@@ -62,7 +63,7 @@ from _langchain_tool_errors.handler_types import (
 from _langchain_tool_errors.handling import ahandle, areplace, areply_to, handle, replace, reply_to
 from _langchain_tool_errors.inner_commands import answered_inside, put_back
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, prepared
-from _langchain_tool_errors.providers import Provider, provider_of
+from _langchain_tool_errors.providers import provider_of
 from _langchain_tool_errors.record_types import (
     AFailureListener,
     FailureListener,
@@ -452,9 +453,6 @@ class ToolErrorMiddleware(
         self._name = checked_name
         self._budget = checked_budget
         self._error_prefix = checked_prefix
-        # The integration of the model this middleware last called (None until it has):
-        # a handler's content block it cannot send is refused at the failure itself.
-        self._provider: Provider | None = None
         self.tools: Sequence[BaseTool] = ()  # this middleware registers no tools of its own
         self._routes = routes
         # What the hooks read after a failure: the `except` clause, the routing table, and
@@ -679,9 +677,11 @@ class ToolErrorMiddleware(
             assert model_request.messages[0] is failed  # the agent's state is untouched
             ```
         """
-        provider = self._provider = provider_of(request.model)
+        provider = provider_of(request.model)
         messages = prepared(request.messages, provider, self._error_prefix)
-        return handler(request if messages is None else request.override(messages=messages))
+        response = handler(request if messages is None else request.override(messages=messages))
+        note_replies(response, provider)  # so a failure of its calls is checked against it
+        return response
 
     @override
     async def awrap_model_call(
@@ -709,9 +709,13 @@ class ToolErrorMiddleware(
             assert isinstance(response, ModelResponse)
             ```
         """
-        provider = self._provider = provider_of(request.model)
+        provider = provider_of(request.model)
         messages = prepared(request.messages, provider, self._error_prefix)
-        return await handler(request if messages is None else request.override(messages=messages))
+        response = await handler(
+            request if messages is None else request.override(messages=messages)
+        )
+        note_replies(response, provider)
+        return response
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
     # error; ty reports any narrowed `self` in an override as incompatible with the base.
@@ -756,7 +760,7 @@ class ToolErrorMiddleware(
             route = self._table.route(exc, request)
             if route is None:
                 raise
-            message = handle(route, exc, request, self._provider)
+            message = handle(route, exc, request)
             if message is None:
                 raise
             return _settled_answer(message, request)  # nothing counts or records here
@@ -800,7 +804,7 @@ class ToolErrorMiddleware(
             route = self._table.route(exc, request)
             if route is None:
                 raise
-            message = await ahandle(route, exc, request, self._provider)
+            message = await ahandle(route, exc, request)
             if message is None:
                 raise
             return _settled_answer(message, request)  # nothing counts or records here
@@ -995,7 +999,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         except self._caught as exc:
             route = self._table.route(exc, request)  # an exception is its own kind
             try:
-                message = None if route is None else handle(route, exc, request, self._provider)
+                message = None if route is None else handle(route, exc, request)
             except GraphBubbleUp:
                 raise
             except Exception:  # the handler failed, or what it gave was refused
@@ -1052,9 +1056,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         except self._caught as exc:
             route = self._table.route(exc, request)
             try:
-                message = (
-                    None if route is None else await ahandle(route, exc, request, self._provider)
-                )
+                message = None if route is None else await ahandle(route, exc, request)
             except GraphBubbleUp:
                 raise
             except Exception:

@@ -228,10 +228,28 @@ def test_tell_closes_a_tool_from_the_reply_after_the_failure_over_the_limit(path
     result = run(agent, path)
 
     handled = "Tool `weather` failed with LookupError."
-    assert errors(result) == [handled] * 3 + ["`weather` is off (4)."] * 2 + [
-        "`weather` is off (5)."
-    ]
+    # One text for the rest of the run: each call told in step 2 and the call answered in
+    # step 3 read the count the tool was closed at (3 before the step, plus one).
+    assert errors(result) == [handled] * 3 + ["`weather` is off (4)."] * 3
     assert len(runs) == 5
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_tell_says_once_for_one_failure_in_the_default_message(path: Path) -> None:
+    # per_run=1: `lookup` fails first (the run's count is 1), then `weather` fails once,
+    # which spends the budget and closes `weather` after one failure of its own.
+    budget = ErrorBudget(per_run=1, when_spent="tell")
+    agent = agent_with(
+        [counted("lookup", []), counted("weather", [])],
+        [ToolErrorMiddleware(report_type_only, budget=budget)],
+        calling(lambda t: [["lookup"], ["weather"], ["weather"]][t], 3),
+    )
+
+    result = run(agent, path)
+
+    closed = ErrorBudget.DEFAULT_MESSAGE.format(tool="weather", count=1, times="once")
+    assert errors(result) == ["Tool `lookup` failed with LookupError.", closed, closed]
+    assert "failed once in this run" in closed
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -748,9 +766,9 @@ BAD_BUDGETS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     ),
     "an empty message": (lambda: Untyped(per_tool=1, message=""), TypeError, "non-empty str"),
     "a message with an unknown field": (
-        lambda: Untyped(per_tool=1, message="{tool} failed {times}"),
+        lambda: Untyped(per_tool=1, message="{tool} failed {n}"),
         ValueError,
-        "{times}",
+        "{n}",
     ),
     "a budget that is not an ErrorBudget": (
         lambda: UntypedMiddleware(report_type_only, budget=3),

@@ -368,7 +368,7 @@ def test_a_spent_tell_budget_tells_the_model_a_tool_does_not_exist(path: Path) -
     result = run(agent, path)
 
     texts = [m.text for m in result["messages"] if isinstance(m, ToolMessage)]
-    told = ErrorBudget.UNKNOWN_TOOL_MESSAGE.format(tool="lookkup", count=3)
+    told = ErrorBudget.UNKNOWN_TOOL_MESSAGE.format(tool="lookkup", count=3, times="3 times")
     assert texts[2:] == [told, told]
     assert "There is no tool `lookkup`" in told
 

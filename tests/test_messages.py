@@ -265,10 +265,10 @@ MISTAKES: dict[str, Mistake] = {
         },
     ),
     "a message with a field that is not given": Mistake(
-        lambda: UntypedBudget(per_tool=1, message="{tool} failed {times}"),
+        lambda: UntypedBudget(per_tool=1, message="{tool} failed {n}"),
         ValueError,
-        ("'{tool} failed {times}'", "field {times}"),
-        {"{tool}": None, "{count}": None, "{{": None, "}}": None},
+        ("'{tool} failed {n}'", "field {n}"),
+        {"{tool}": None, "{count}": None, "{times}": None, "{{": None, "}}": None},
     ),
     "a format spec that does not suit the name": Mistake(
         lambda: UntypedBudget(per_tool=1, message="{tool:d} failed"),
@@ -544,6 +544,7 @@ TEMPLATES = {
     "`{tool}` is off after {count} failures; {{tool}} is literal": (
         "`weather` is off after 2 failures; {tool} is literal"
     ),
+    "`{tool}` failed {times}.": "`weather` failed 2 times.",
 }
 
 

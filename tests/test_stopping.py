@@ -121,6 +121,43 @@ def test_a_stop_keeps_the_results_beside_it_and_answers_the_stopping_call(path: 
         ("b0", "answered"),
         ("b1", "stopped"),
     ]
+    assert spent.failure == values["tool_failures"][-1]
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("records", [True, False])
+def test_the_stop_carries_the_stopping_failure_raised_and_made_from_the_state(
+    path: Path, records: bool
+) -> None:
+    # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    middleware = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=1), record_failures=records, name="guard"
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[*PARALLEL_STOP, Seen().reply]),
+        tools=[BAD, ok_tool()],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    with pytest.raises(ToolErrorBudgetExceeded) as first:
+        run(agent, path, {"messages": [HumanMessage("go")]}, CONFIG)
+    with pytest.raises(ToolErrorBudgetExceeded) as again:
+        rerun(agent, path, CONFIG)
+
+    stopping = {
+        "middleware": "guard",
+        "tool": "bad",
+        "call_id": "b1",
+        "kind": "exception",
+        "error_type": "LookupError",
+        "route": 0,
+        "outcome": "stopped",
+    }
+    assert first.value.failure == stopping
+    assert again.value.failure == stopping  # made from the state, in any process
+    assert ("tool_failures" in state_of(agent, CONFIG)) is records
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -193,6 +230,7 @@ def test_a_malformed_call_that_stops_the_run_answers_every_call_of_its_reply(pat
         ("m0", "answered"),
         ("m1", "stopped"),
     ]
+    assert raised.value.failure == values["tool_failures"][-1]
 
     run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
 

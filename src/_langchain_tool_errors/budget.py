@@ -11,6 +11,7 @@ from langchain.agents.middleware.types import AgentState, PrivateStateAttr
 from typing_extensions import TypeIs, override
 
 from _langchain_tool_errors.failures import FAILURE_KINDS, KIND_PHRASES, FailureKind
+from _langchain_tool_errors.record_types import ToolFailure
 
 COUNTS_KEY = "tool_error_budget_counts"
 """The state key holding the counts of handled failures of the current run."""
@@ -77,33 +78,39 @@ def _require_message(message: object) -> str:
     if not isinstance(message, str) or not message:
         msg = (
             f"`message` must be a non-empty str, but got {message!r}. It is what the model "
-            "reads once the budget is spent; {tool} and {count} are filled in."
+            "reads once the budget is spent; {tool}, {count} and {times} are filled in."
         )
         raise TypeError(msg)
     try:
         fields = {field for _, field, _, _ in _FORMATTER.parse(message) if field is not None}
-        unknown = sorted(fields - {"tool", "count"})
+        unknown = sorted(fields - {"tool", "count", "times"})
         if not unknown:
-            message.format(tool="search", count=1)  # does each format spec suit its value?
+            # Does each format spec suit its value?
+            message.format(tool="search", count=1, times=times(1))
     except ValueError as exc:
         msg = (
-            f"`message` {message!r} cannot be filled in ({exc}). Only {{tool}} and {{count}} "
-            "are filled in; double any other brace ({{ or }})."
+            f"`message` {message!r} cannot be filled in ({exc}). Only {{tool}}, {{count}} and "
+            "{times} are filled in; double any other brace ({{ or }})."
         )
         raise ValueError(msg) from exc
     if unknown:
         # `{tool.x}` or `{tool[3]}` would reach into the tool's name, which no sample can
         # vouch for, so only the plain fields are accepted (with conversions and specs).
         msg = (
-            f"`message` {message!r} has the field {{{unknown[0]}}}, but only {{tool}} and "
-            "{count} are filled in, as they are (no attribute or index); double any other "
-            "brace ({{ or }})."
+            f"`message` {message!r} has the field {{{unknown[0]}}}, but only {{tool}}, "
+            "{count} and {times} are filled in, as they are (no attribute or index); double "
+            "any other brace ({{ or }})."
         )
         raise ValueError(msg)
     return message
 
 
 _FORMATTER = string.Formatter()
+
+
+def times(count: int) -> str:
+    """A count of failures or calls as a message says it: "once", "2 times"."""
+    return "once" if count == 1 else f"{count} times"
 
 
 def _is_collection(value: object) -> TypeIs[Collection[object]]:
@@ -154,7 +161,10 @@ class ErrorBudget:
             the tool's last exception, and ends the run. `"tell"` sends the model one final
             error message saying the tool is unavailable, and answers every further call
             to that tool in the run with it, without running the tool.
-        message: For `"tell"`, the final message; `{tool}` and `{count}` are filled in.
+        message: For `"tell"`, the final message: `{tool}` is the tool's name, `{count}`
+            its failures (calls, for a tool the agent does not have) when the budget closed
+            it, and `{times}` the same count in words ("once", "3 times"). One text answers
+            every call to that tool for the rest of the run.
             Defaults to `DEFAULT_MESSAGE` (`UNKNOWN_TOOL_MESSAGE` for a tool the agent
             does not have).
         kinds: The kinds of failure it counts (see `FailureKind`): every kind by default,
@@ -176,14 +186,14 @@ class ErrorBudget:
     __slots__ = ("kinds", "message", "per_run", "per_tool", "when_spent")
 
     DEFAULT_MESSAGE: ClassVar[str] = (
-        "The tool `{tool}` failed {count} times in this run and is unavailable until the "
-        "run ends. Do not call it again; answer with what you have."
+        "The tool `{tool}` failed {times} in this run and is unavailable until the run ends. "
+        "Do not call it again; answer with what you have."
     )
     """What `"tell"` sends the model unless `message=` says otherwise; it shows no detail
     of any exception."""
 
     UNKNOWN_TOOL_MESSAGE: ClassVar[str] = (
-        "There is no tool `{tool}`; it was called {count} times in this run. Do not call it "
+        "There is no tool `{tool}`; it was called {times} in this run. Do not call it "
         "again; use only the tools you were given."
     )
     """What `"tell"` sends, unless `message=` says otherwise, once calls to a tool the agent
@@ -240,6 +250,10 @@ class ToolErrorBudgetExceeded(Exception):
         route: The position in the middleware's routes of the route whose own budget was
             spent, or `None` when it was the middleware's `budget=`.
         kind: The kind of the last failure (see `FailureKind`).
+        failure: The failure that spent the budget, as the record keeps it (its
+            `outcome` is `"stopped"`), whether or not `record_failures=True`; the same
+            entry the checkpointed record ends with when it is on. `None` only for an
+            exception made by hand.
 
     Example:
         ```python
@@ -247,6 +261,7 @@ class ToolErrorBudgetExceeded(Exception):
             agent.invoke({"messages": [HumanMessage("What is the weather in Atlantis?")]})
         except ToolErrorBudgetExceeded as spent:
             print(f"{spent.tool} failed {spent.count} times; the limit is {spent.limit}")
+            assert spent.failure is not None and spent.failure["outcome"] == "stopped"
         ```
     """
 
@@ -259,8 +274,10 @@ class ToolErrorBudgetExceeded(Exception):
         *,
         route: int | None = None,
         kind: FailureKind = "exception",
+        failure: ToolFailure | None = None,
     ) -> None:
         """Describe the spent budget."""
+        self.failure = failure
         self.tool = tool
         self.count = count
         self.limit = limit

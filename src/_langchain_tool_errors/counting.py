@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeAlias
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from _langchain_tool_errors.budget import COUNTS_KEY, ErrorBudget, ToolErrorBudgetExceeded
+from _langchain_tool_errors.budget import COUNTS_KEY, ErrorBudget, ToolErrorBudgetExceeded, times
 from _langchain_tool_errors.failures import ReportedFailure, kind_of
 from _langchain_tool_errors.routes import Route
 from _langchain_tool_errors.tool_calls import tool_name
@@ -28,6 +28,11 @@ first, then the middleware's."""
 
 _SPENT = "\x00spent"
 """The end of the state key that marks a tool closed by a "tell" budget for the run."""
+
+_AT = "\x00at\x00"
+"""Between a closed tool's spent key and the count it was closed at, in the key that keeps
+that count: every call told in the closing step writes the same key, so the count stays one
+number whatever the counts reducer adds."""
 
 _UNKNOWN = "\x00unknown"
 """The end of the state key that marks a closed name as a tool the agent does not have."""
@@ -62,8 +67,21 @@ def _unavailable(
     template = budget.message
     if unknown and template == ErrorBudget.DEFAULT_MESSAGE:
         template = ErrorBudget.UNKNOWN_TOOL_MESSAGE
-    content = template.format(tool=tool, count=count)
+    content = template.format(tool=tool, count=count, times=times(count))
     return ToolMessage(content=content, tool_call_id=tool_call_id, name=tool, status="error")
+
+
+def _closed_at(spent: str, counts: Mapping[str, int]) -> int | None:
+    """The count a closed tool was closed at, from the key that keeps it (`None`: not closed).
+
+    Only a closed tool's calls look, and the counts hold a few keys per tool.
+    """
+    if spent not in counts:
+        return None
+    start = f"{spent}{_AT}"
+    return min(
+        (int(key.removeprefix(start)) for key in counts if key.startswith(start)), default=None
+    )
 
 
 class Accounts:
@@ -129,12 +147,19 @@ class Accounts:
             raise ToolErrorBudgetExceeded(
                 tool, count, limit, scope, route=owner, kind=kind
             ) from cause
-        tool_count = counts.get(f"{prefix}{tool}", 0) + 1
+        spent = f"{prefix}{tool}{_SPENT}"
+        # One text for the rest of the run: a tool already closed keeps the count it was
+        # closed at (a failure met after the close, such as a limit's block of a later call,
+        # says the same); else every call of this step is told the count from before it,
+        # plus one, whatever its place in the step.
+        closed_at = _closed_at(spent, counts)
+        tool_count = counts.get(f"{prefix}{tool}", 0) + 1 if closed_at is None else closed_at
         unknown = kind == "unknown_tool"
         # The call's id was checked when the failure's message was made.
         call_id = str(request.tool_call["id"])
         told = _unavailable(budget, call_id, tool, tool_count, unknown)
-        increments[f"{prefix}{tool}{_SPENT}"] = increments[self._closing] = 1
+        increments[spent] = increments[self._closing] = 1
+        increments[f"{spent}{_AT}{tool_count}"] = 1
         if unknown:
             increments[f"{prefix}{tool}{_UNKNOWN}"] = 1
         return told, increments
@@ -170,8 +195,11 @@ class Accounts:
         if call_id is None:
             return None
         for budget, prefix in self._telling:
-            if f"{prefix}{tool}{_SPENT}" in counts:
-                count = counts.get(f"{prefix}{tool}", 0)
+            spent = f"{prefix}{tool}{_SPENT}"
+            if spent in counts:
+                count = _closed_at(spent, counts)
+                if count is None:  # closed by a release that did not keep the count
+                    count = counts.get(f"{prefix}{tool}", 0)
                 unknown = f"{prefix}{tool}{_UNKNOWN}" in counts
                 return _unavailable(budget, call_id, tool, count, unknown)
         return None

@@ -70,7 +70,12 @@ from _langchain_tool_errors.record_types import (
     FailureOutcome,
     ToolFailure,
 )
-from _langchain_tool_errors.recording import FAILURES_KEY, FailureState, Recorder
+from _langchain_tool_errors.recording import (
+    FAILURES_KEY,
+    FailureState,
+    Recorder,
+    failure_record,
+)
 from _langchain_tool_errors.route_table import (
     RouteHandlers,
     RouteTable,
@@ -846,6 +851,7 @@ class ToolErrorMiddleware(
         except ToolErrorBudgetExceeded as stop:
             # The call's id was checked when the failure's message was made.
             call_id = str(request.tool_call["id"])
+            stop.failure = failure_record(self._name, failure, request, route, "stopped")
             kept = stop_of(stop, call_id)
             keep_cause(self._name, stop, call_id, _config())
             answer = stopped_answer(kept, call_id, tool_name(request))
@@ -855,7 +861,7 @@ class ToolErrorMiddleware(
                 SETTLED_KEY: own(call_id),
             }
             if recorder is not None:
-                record = recorder.failure(failure, request, route, "stopped")
+                record = stop.failure
                 if recorder.keeps:
                     update[FAILURES_KEY] = [record]
             return state_update(update), record
@@ -1239,8 +1245,9 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
                 try:
                     spent = accounts.spend(failure, request, counts, route)
                 except ToolErrorBudgetExceeded as stop:
+                    stop.failure = failure_record(self._name, failure, request, route, "stopped")
                     if recorder is not None:
-                        records.append(recorder.failure(failure, request, route, "stopped"))
+                        records.append(stop.failure)
                     stopped = self._stopped(stop, state, found[index:])
                     messages += stopped
                     for answer in stopped:  # this middleware's own answers now

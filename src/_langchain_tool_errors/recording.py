@@ -65,6 +65,30 @@ def type_name(failure: Exception | ReportedFailure) -> str:
     return name
 
 
+def failure_record(
+    name: str,
+    failure: Exception | ReportedFailure,
+    request: ToolCallRequest,
+    route: int | None,
+    outcome: FailureOutcome,
+) -> ToolFailure:
+    """The record of a failure that middleware `name` settled as `outcome`.
+
+    A stop carries its failure's record even where nothing is recorded (see
+    `ToolErrorBudgetExceeded.failure`).
+    """
+    # The error path runs this for every failure: the cached name is read inline.
+    return {
+        "middleware": name,
+        "tool": tool_name(request),
+        "call_id": request.tool_call.get("id"),
+        "kind": kind_of(failure),
+        "error_type": _TYPE_NAMES.get(type(failure)) or type_name(failure),
+        "route": route,
+        "outcome": outcome,
+    }
+
+
 class Recorder:
     """What one middleware does with each failure it settles: keep it, tell listeners."""
 
@@ -89,16 +113,7 @@ class Recorder:
         outcome: FailureOutcome,
     ) -> ToolFailure:
         """The record of a settled failure."""
-        # The error path runs this for every failure: the cached name is read inline.
-        return {
-            "middleware": self._name,
-            "tool": tool_name(request),
-            "call_id": request.tool_call.get("id"),
-            "kind": kind_of(failure),
-            "error_type": _TYPE_NAMES.get(type(failure)) or type_name(failure),
-            "route": route,
-            "outcome": outcome,
-        }
+        return failure_record(self._name, failure, request, route, outcome)
 
     def tell(self, record: ToolFailure) -> None:
         """Tell every listener, on the sync path: an async one is not run, and is logged."""

@@ -25,6 +25,7 @@ from langchain_core.runnables import RunnableConfig
 
 from _langchain_tool_errors.budget import BudgetState, ToolErrorBudgetExceeded
 from _langchain_tool_errors.failures import FailureKind
+from _langchain_tool_errors.record_types import ToolFailure
 
 STOPS_KEY = "tool_error_budget_stops"
 """The state key holding, by middleware name, the budget stop of the current run."""
@@ -40,6 +41,8 @@ class BudgetStop(TypedDict):
     route: int | None
     kind: FailureKind
     call_id: str
+    failure: NotRequired[ToolFailure]
+    """The stopping failure as the record keeps it (absent in stops an older release kept)."""
 
 
 def keep_first_stops(
@@ -66,7 +69,7 @@ class StopState(BudgetState):
 
 def stop_of(stop: ToolErrorBudgetExceeded, call_id: str) -> BudgetStop:
     """What the state keeps of `stop`, spent by the call `call_id`."""
-    return {
+    kept: BudgetStop = {
         "tool": stop.tool,
         "count": stop.count,
         "limit": stop.limit,
@@ -75,6 +78,9 @@ def stop_of(stop: ToolErrorBudgetExceeded, call_id: str) -> BudgetStop:
         "kind": stop.kind,
         "call_id": call_id,
     }
+    if stop.failure is not None:
+        kept["failure"] = stop.failure
+    return kept
 
 
 def stopped_answer(stop: BudgetStop, call_id: str, tool: str) -> ToolMessage:
@@ -115,6 +121,7 @@ def raised(name: str, stop: BudgetStop, config: RunnableConfig) -> ToolErrorBudg
         stop["scope"],
         route=stop["route"],
         kind=stop["kind"],
+        failure=stop.get("failure"),
     )
 
 

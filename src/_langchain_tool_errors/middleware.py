@@ -7,7 +7,7 @@ from typing import Any, Generic, Never, TypeAlias, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, hook_config
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
@@ -63,7 +63,7 @@ from _langchain_tool_errors.handler_types import (
 from _langchain_tool_errors.handling import ahandle, areplace, areply_to, handle, replace, reply_to
 from _langchain_tool_errors.inner_commands import answered_inside, put_back
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, prepared
-from _langchain_tool_errors.providers import provider_of
+from _langchain_tool_errors.providers import Provider, provider_of
 from _langchain_tool_errors.record_types import (
     AFailureListener,
     FailureListener,
@@ -93,6 +93,7 @@ from _langchain_tool_errors.stopping import (
     stopped_answer,
 )
 from _langchain_tool_errors.tool_calls import tool_name
+from _langchain_tool_errors.unfinished import with_every_call_answered
 
 _ContentT_co = TypeVar(
     "_ContentT_co", bound=ToolErrorContent, default=ToolErrorContent, covariant=True
@@ -683,7 +684,7 @@ class ToolErrorMiddleware(
             ```
         """
         provider = provider_of(request.model)
-        messages = prepared(request.messages, provider, self._error_prefix)
+        messages = _sent(request.messages, provider, self._error_prefix)
         response = handler(request if messages is None else request.override(messages=messages))
         note_replies(response, provider)  # so a failure of its calls is checked against it
         return response
@@ -715,7 +716,7 @@ class ToolErrorMiddleware(
             ```
         """
         provider = provider_of(request.model)
-        messages = prepared(request.messages, provider, self._error_prefix)
+        messages = _sent(request.messages, provider, self._error_prefix)
         response = await handler(
             request if messages is None else request.override(messages=messages)
         )
@@ -938,6 +939,20 @@ class ToolErrorMiddleware(
         if recorder is not None and not self._ignores(request) and not _is_control(failure):
             position = None if route is None else route[2]
             await recorder.atell(recorder.failure(failure, request, position, "propagated"))
+
+
+def _sent(
+    messages: list[AnyMessage], provider: Provider, prefix: str | None
+) -> list[AnyMessage] | None:
+    """What the model is sent (`None`: the messages as they are).
+
+    Every call answered (a call a cancelled run left without an answer gets one), then
+    every error message checked against the provider and marked.
+    """
+    answered = with_every_call_answered(messages)
+    complete = messages if answered is None else answered
+    marked = prepared(complete, provider, prefix)
+    return answered if marked is None else marked
 
 
 def _settled_answer(message: ToolMessage, request: ToolCallRequest) -> ToolMessage | Command[Any]:

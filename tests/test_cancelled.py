@@ -1,0 +1,288 @@
+"""A run cancelled in the middle of its tools step, and the thread's next input.
+
+The cancelled step is never saved: LangGraph drops what its calls did when the next input
+arrives, so the model's reply keeps calls without answers, which OpenAI's and Anthropic's
+APIs refuse. The model-call hook sends each such call an error answer of its own, right
+after its reply's other answers, so the thread goes on. Proven through the real
+`ChatOpenAI` and `ChatAnthropic` over loopback HTTP, on an `InMemorySaver` and on
+PostgreSQL, with a run cancelled as a server cancels one (its asyncio task) and one stopped
+by `KeyboardInterrupt` on the sync path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import Counter
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Any, Literal
+
+import pytest
+
+# create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import SecretStr
+
+from _langchain_tool_errors.unfinished import UNFINISHED_TEXT, with_every_call_answered
+from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import ScriptedChatModel
+from tests import _wire_anthropic, _wire_openai
+from tests._agents import Agent, call
+from tests._loopback import Loopback, Recorded, Reply, Respond
+from tests._postgres import Postgres
+
+pytest.importorskip("langchain_openai", reason="needs langchain-openai")
+pytest.importorskip("langchain_anthropic", reason="needs langchain-anthropic")
+
+from langchain_anthropic import ChatAnthropic
+from langchain_openai import ChatOpenAI
+
+Provider = Literal["openai", "anthropic"]
+Saver = Literal["memory", "postgres"]
+PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic")
+CONFIG: RunnableConfig = {"configurable": {"thread_id": "cancelled"}}
+TWO_CALLS = AIMessage(
+    "", tool_calls=[call("lookup", "c-fail", record_id=1), call("lookup", "c-hang", record_id=2)]
+)
+"""The reply of the cancelled step: one call that fails at once, one that hangs."""
+
+
+# --- which messages a request is sent -------------------------------------------------------
+
+
+def unfinished(call_id: str) -> ToolMessage:
+    return ToolMessage(
+        UNFINISHED_TEXT.format(tool="lookup"), tool_call_id=call_id, name="lookup", status="error"
+    )
+
+
+def test_every_call_answered_copies_nothing() -> None:
+    messages: list[AnyMessage] = [
+        HumanMessage("go"),
+        TWO_CALLS,
+        ToolMessage("a", tool_call_id="c-fail"),
+        ToolMessage("b", tool_call_id="c-hang"),
+        AIMessage("done"),
+    ]
+
+    assert with_every_call_answered(messages) is None
+
+
+def test_an_unanswered_call_is_answered_after_its_replys_answers() -> None:
+    answered = ToolMessage("a", tool_call_id="c-fail")
+    later = HumanMessage("and now?")
+
+    sent = with_every_call_answered([HumanMessage("go"), TWO_CALLS, answered, later])
+
+    assert sent is not None
+    assert [type(m).__name__ for m in sent] == [
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "ToolMessage",
+        "HumanMessage",
+    ]
+    assert sent[2] is answered
+    assert sent[3] == unfinished("c-hang")
+    assert sent[4] is later
+    assert "`lookup` did not finish" in unfinished("c-hang").text
+
+
+def test_calls_left_at_the_end_are_answered_and_a_call_without_id_is_left() -> None:
+    no_id = AIMessage("", tool_calls=[{"name": "lookup", "args": {}, "id": None}])
+    sent = with_every_call_answered([HumanMessage("go"), no_id, TWO_CALLS])
+
+    assert sent is not None
+    assert sent[3:] == [unfinished("c-fail"), unfinished("c-hang")]
+
+
+# --- a real agent, cancelled, then the next input -------------------------------------------
+
+
+class Hanging:
+    """`lookup`: record 1 fails at once; record 2 waits until the run is cancelled; any other
+    is found."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()
+        self.areached = asyncio.Event()
+
+    def tool(self) -> BaseTool:
+        def lookup(record_id: int) -> str:
+            if record_id == 1:
+                raise KeyError(record_id)
+            if record_id != 2:
+                return f"record {record_id}"
+            self.reached.set()
+            raise KeyboardInterrupt  # the user pressed Ctrl-C while it ran
+
+        async def alookup(record_id: int) -> str:
+            if record_id == 1:
+                raise KeyError(record_id)
+            if record_id != 2:
+                return f"record {record_id}"
+            self.areached.set()
+            await asyncio.sleep(60)  # cancelled long before
+            return "never"
+
+        return StructuredTool.from_function(
+            lookup, coroutine=alookup, name="lookup", description="Look up a record by its id."
+        )
+
+
+def agent_of(model: BaseChatModel, tool: BaseTool, checkpointer: BaseCheckpointSaver[Any]) -> Agent:
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [
+        ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3), record_failures=True)
+    ]
+    agent: Agent = create_agent(
+        model, tools=[tool], middleware=middleware, checkpointer=checkpointer
+    )
+    return agent
+
+
+def real_model(loopback: Loopback, provider: Provider) -> BaseChatModel:
+    if provider == "openai":
+        return ChatOpenAI(
+            model=_wire_openai.MODEL,
+            base_url=f"{loopback.url}/v1",
+            api_key=SecretStr("sk-test"),
+            max_retries=0,
+            timeout=10,
+        )
+    # `model`, `base_url`, `api_key` and `timeout` are pydantic aliases the checkers do not
+    # see in the generated `__init__`, so the model is validated from a dict.
+    return ChatAnthropic.model_validate(
+        {
+            "model": _wire_anthropic.MODEL,
+            "base_url": loopback.url,
+            "api_key": "sk-ant-test",
+            "max_retries": 0,
+            "timeout": 10,
+        }
+    )
+
+
+def script(provider: Provider) -> Respond:
+    respond = (
+        _wire_openai.script({"record_id": 3})
+        if provider == "openai"
+        else _wire_anthropic.script({"record_id": 3})
+    )
+
+    def answer(recorded: Recorded) -> Reply:
+        return respond(replace(recorded))
+
+    return answer
+
+
+def paired(provider: Provider, body: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The call ids of the request's assistant turns, and the ids its tool results answer."""
+    calls: list[str] = []
+    results: list[str] = []
+    messages: list[dict[str, Any]] = body["messages"]
+    for message in messages:
+        if provider == "openai":
+            tool_calls: list[dict[str, Any]] = message.get("tool_calls") or []
+            calls += [str(c["id"]) for c in tool_calls]
+            if message["role"] == "tool":
+                results.append(str(message["tool_call_id"]))
+            continue
+        content: object = message["content"]
+        blocks: list[dict[str, Any]] = content if isinstance(content, list) else []  # pyright: ignore[reportUnknownVariableType]
+        calls += [str(b["id"]) for b in blocks if b.get("type") == "tool_use"]
+        results += [str(b["tool_use_id"]) for b in blocks if b.get("type") == "tool_result"]
+    return calls, results
+
+
+@asynccontextmanager
+async def checkpointer_of(saver: Saver, postgres: Postgres | None) -> AsyncGenerator[Any]:
+    if saver == "memory":
+        yield InMemorySaver()
+        return
+    assert postgres is not None
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    async with AsyncPostgresSaver.from_conn_string(postgres.new_database()) as checkpointer:
+        await checkpointer.setup()
+        yield checkpointer
+
+
+@pytest.fixture
+def loopback_of() -> Iterator[dict[Provider, Loopback]]:
+    servers: dict[Provider, Loopback] = {p: Loopback(script(p)) for p in PROVIDERS}
+    with servers["openai"], servers["anthropic"]:
+        yield servers
+
+
+def checked(provider: Provider, loopback: Loopback) -> None:
+    """The next input's request: every call paired with one result, the unfinished ones'
+    saying so; the model answered."""
+    body: dict[str, Any] = loopback.requests[0].json()
+    calls, results = paired(provider, body)
+    assert calls == ["c-fail", "c-hang"]
+    assert Counter(results) == {"c-fail": 1, "c-hang": 1}
+    sent = str(body["messages"])
+    assert "`lookup` did not finish" in sent
+
+
+@pytest.mark.providers
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("saver", ["memory", "postgres"])
+def test_a_cancelled_async_run_leaves_a_thread_the_provider_takes(
+    provider: Provider,
+    saver: Saver,
+    loopback_of: dict[Provider, Loopback],
+    request: pytest.FixtureRequest,
+) -> None:
+    postgres: Postgres | None = request.getfixturevalue("postgres") if saver == "postgres" else None
+    hanging = Hanging()
+
+    async def main() -> dict[str, Any]:
+        async with checkpointer_of(saver, postgres) as checkpointer:
+            scripted = ScriptedChatModel(script=[TWO_CALLS, AIMessage("unreachable")])
+            first = agent_of(scripted, hanging.tool(), checkpointer)
+            task = asyncio.ensure_future(first.ainvoke({"messages": [HumanMessage("go")]}, CONFIG))
+            await asyncio.wait_for(hanging.areached.wait(), 30)
+            task.cancel()  # as a server cancels a run whose client went away
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+            model = real_model(loopback_of[provider], provider)
+            second = agent_of(model, hanging.tool(), checkpointer)
+            return await second.ainvoke({"messages": [HumanMessage("and now?")]}, CONFIG)
+
+    result = asyncio.run(main())
+
+    checked(provider, loopback_of[provider])
+    assert result["tool_failures"] == []  # the cancelled run's failure is not counted anew
+    final: AIMessage = result["messages"][-1]
+    assert final.text in (_wire_openai.FINAL_ANSWER, _wire_anthropic.FINAL_ANSWER)
+
+
+@pytest.mark.providers
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_sync_run_stopped_by_keyboard_interrupt_leaves_a_thread_the_provider_takes(
+    provider: Provider, loopback_of: dict[Provider, Loopback]
+) -> None:
+    hanging = Hanging()
+    checkpointer = InMemorySaver()
+    scripted = ScriptedChatModel(script=[TWO_CALLS, AIMessage("unreachable")])
+    first = agent_of(scripted, hanging.tool(), checkpointer)
+    with pytest.raises(KeyboardInterrupt):
+        first.invoke({"messages": [HumanMessage("go")]}, CONFIG)
+    assert hanging.reached.is_set()
+
+    second = agent_of(real_model(loopback_of[provider], provider), hanging.tool(), checkpointer)
+    second.invoke({"messages": [HumanMessage("and now?")]}, CONFIG)
+
+    checked(provider, loopback_of[provider])

@@ -16,7 +16,7 @@ from typing import Any
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
@@ -68,3 +68,22 @@ def agent_of(
 def message_rows(messages: Sequence[ToolMessage]) -> list[tuple[str, str, str]]:
     """Tool messages as (call id, text, status), the way the tests compare them."""
     return [(m.tool_call_id, m.text, m.status) for m in messages]
+
+
+class Flaky:
+    """`fetch`: fails `failures` times with a TimeoutError quoting `secret`, then succeeds;
+    counts its runs."""
+
+    def __init__(self, failures: int, secret: str) -> None:
+        self.failures = failures
+        self.secret = secret
+        self.runs = 0
+
+    def tool(self) -> BaseTool:
+        def fetch(query: str = "") -> str:
+            self.runs += 1
+            if self.runs <= self.failures:
+                raise TimeoutError(f"attempt {self.runs} timed out; {self.secret}")
+            return f"fetched on run {self.runs}"
+
+        return StructuredTool.from_function(fetch, name="fetch", description="a flaky fetch")

@@ -24,25 +24,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from langchain_tool_errors import ToolErrorMiddleware
 from tests._agents import PATHS, Path, build_agent, call, rerun, run, tool_messages
+from tests._composing import Flaky
 
 LEAK = "dsn=postgres://admin:hunter2@db.internal"
-
-
-class Flaky:
-    """A tool that fails `failures` times with TimeoutError, then succeeds; counts runs."""
-
-    def __init__(self, failures: int) -> None:
-        self.failures = failures
-        self.runs = 0
-
-    def tool(self) -> BaseTool:
-        def fetch(query: str = "") -> str:
-            self.runs += 1
-            if self.runs <= self.failures:
-                raise TimeoutError(f"attempt {self.runs} timed out; {LEAK}")
-            return f"fetched on run {self.runs}"
-
-        return StructuredTool.from_function(fetch, name="fetch", description="flaky fetch")
 
 
 class Seen:
@@ -60,7 +44,7 @@ def retry(on_failure: Any = "error") -> ToolRetryMiddleware:
 
 @pytest.mark.parametrize("path", PATHS)
 def test_retry_inside_runs_every_attempt_then_hands_the_last_exception_over(path: Path) -> None:
-    flaky, seen = Flaky(failures=10), Seen()
+    flaky, seen = Flaky(failures=10, secret=LEAK), Seen()
     agent = build_agent(
         [flaky.tool()], [ToolErrorMiddleware(seen.handler), retry()], [call("fetch", "c1")]
     )
@@ -75,7 +59,7 @@ def test_retry_inside_runs_every_attempt_then_hands_the_last_exception_over(path
 
 @pytest.mark.parametrize("path", PATHS)
 def test_retry_inside_that_succeeds_never_reaches_the_handler(path: Path) -> None:
-    flaky, seen = Flaky(failures=2), Seen()
+    flaky, seen = Flaky(failures=2, secret=LEAK), Seen()
     agent = build_agent(
         [flaky.tool()], [ToolErrorMiddleware(seen.handler), retry()], [call("fetch", "c1")]
     )
@@ -88,7 +72,7 @@ def test_retry_inside_that_succeeds_never_reaches_the_handler(path: Path) -> Non
 
 @pytest.mark.parametrize("path", PATHS)
 def test_retry_outside_sees_a_message_not_an_exception_so_nothing_is_retried(path: Path) -> None:
-    flaky, seen = Flaky(failures=10), Seen()
+    flaky, seen = Flaky(failures=10, secret=LEAK), Seen()
     agent = build_agent(
         [flaky.tool()], [retry(), ToolErrorMiddleware(seen.handler)], [call("fetch", "c1")]
     )
@@ -102,7 +86,7 @@ def test_retry_outside_sees_a_message_not_an_exception_so_nothing_is_retried(pat
 
 @pytest.mark.parametrize("path", PATHS)
 def test_retry_with_its_default_on_failure_sends_the_raw_message_itself(path: Path) -> None:
-    flaky, seen = Flaky(failures=10), Seen()
+    flaky, seen = Flaky(failures=10, secret=LEAK), Seen()
     agent = build_agent(
         [flaky.tool()],
         [ToolErrorMiddleware(seen.handler), retry(on_failure="continue")],

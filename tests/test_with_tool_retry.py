@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 import pytest
 from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
-from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from langchain_tool_errors import (
@@ -28,7 +27,7 @@ from langchain_tool_errors import (
     ToolFailure,
 )
 from tests._agents import PATHS, Path, build_agent, call, run, tool_messages
-from tests._composing import Plan, agent_of, calls
+from tests._composing import Flaky, Plan, agent_of, calls
 
 SECRET = "token=sk-live-0123"
 """What the tool's exception carries and the model must not read."""
@@ -36,23 +35,6 @@ SECRET = "token=sk-live-0123"
 Order = Literal["ours outside", "retry outside"]
 OnFailure = Literal["error", "continue"]
 INNER_ROUTE_TEXT = "`fetch` is failing; answer without it."
-
-
-class Flaky:
-    """`fetch`: fails `failures` times with TimeoutError (quoting SECRET), then succeeds."""
-
-    def __init__(self, failures: int) -> None:
-        self.failures = failures
-        self.runs = 0
-
-    def tool(self) -> BaseTool:
-        def fetch(query: str = "") -> str:
-            self.runs += 1
-            if self.runs <= self.failures:
-                raise TimeoutError(f"attempt {self.runs} timed out; {SECRET}")
-            return f"fetched on run {self.runs}"
-
-        return StructuredTool.from_function(fetch, name="fetch", description="a flaky fetch")
 
 
 class Handlers:
@@ -135,7 +117,7 @@ def test_who_answers_a_failing_call_in_each_order_and_mode(
     content: str,
     exceptions: list[str],
 ) -> None:
-    flaky, handlers = Flaky(failures=10), Handlers()
+    flaky, handlers = Flaky(failures=10, secret=SECRET), Handlers()
     ours = ToolErrorMiddleware.from_routes(handlers.routes(), record_failures=True)
     agent = build_agent([flaky.tool()], stacked(order, ours, on_failure), [call("fetch", "c1")])
 
@@ -154,7 +136,7 @@ def test_who_answers_a_failing_call_in_each_order_and_mode(
 def test_a_route_for_inner_middleware_errors_reads_the_retrys_answer_and_replaces_it(
     path: Path,
 ) -> None:
-    flaky, handlers = Flaky(failures=10), Handlers()
+    flaky, handlers = Flaky(failures=10, secret=SECRET), Handlers()
     ours = ToolErrorMiddleware.from_routes(handlers.routes())
     agent = build_agent(
         [flaky.tool()], stacked("ours outside", ours, "continue"), [call("fetch", "c1")]
@@ -172,7 +154,7 @@ def test_a_route_for_inner_middleware_errors_reads_the_retrys_answer_and_replace
 def test_without_a_route_the_retrys_answer_reaches_the_model_as_written_and_is_recorded(
     path: Path,
 ) -> None:
-    flaky, handlers = Flaky(failures=10), Handlers()
+    flaky, handlers = Flaky(failures=10, secret=SECRET), Handlers()
     ours = ToolErrorMiddleware(handlers.exception, record_failures=True)
     agent = build_agent(
         [flaky.tool()], stacked("ours outside", ours, "continue"), [call("fetch", "c1")]
@@ -204,7 +186,7 @@ BUDGETS: list[tuple[Order, OnFailure, FailureKind, int]] = [
 def test_a_budget_counts_one_failure_per_call_whatever_the_retries(
     path: Path, order: Order, on_failure: OnFailure, kind: FailureKind, runs: int
 ) -> None:
-    flaky, handlers = Flaky(failures=10), Handlers()
+    flaky, handlers = Flaky(failures=10, secret=SECRET), Handlers()
     told: list[ToolFailure] = []
     ours = ToolErrorMiddleware.from_routes(
         handlers.routes(), budget=ErrorBudget(per_tool=1), listeners=[told.append]
@@ -249,7 +231,7 @@ def declining(declined: Declined, told: list[ToolFailure]) -> AgentMiddleware[An
 def test_a_failure_ours_declines_goes_on_up_and_an_outer_retry_retries_it(
     path: Path, declined: Declined, outcomes: list[str]
 ) -> None:
-    flaky, told = Flaky(failures=2), list[ToolFailure]()
+    flaky, told = Flaky(failures=2, secret=SECRET), list[ToolFailure]()
     middleware = [retry("error"), declining(declined, told)]
     agent = build_agent([flaky.tool()], middleware, [call("fetch", "c1")])
 
@@ -265,7 +247,7 @@ def test_failures_that_go_on_up_are_told_to_listeners_and_never_kept_in_the_reco
 ) -> None:
     # A declined failure goes on up: the hook that met it raised, so it writes nothing,
     # even when a retry outside absorbs the exception and the step then completes.
-    flaky, told = Flaky(failures=2), list[ToolFailure]()
+    flaky, told = Flaky(failures=2, secret=SECRET), list[ToolFailure]()
     ours = ToolErrorMiddleware(decline, record_failures=True, listeners=[told.append])
     agent = build_agent(
         [flaky.tool()], stacked("retry outside", ours, "error"), [call("fetch", "c1")]

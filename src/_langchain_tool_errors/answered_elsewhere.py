@@ -19,26 +19,16 @@ from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import ToolCall, ToolMessage
-from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.runtime import Runtime
 
 from _langchain_tool_errors.budget import add_counts
 from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.failures import InnerMiddlewareError
-from _langchain_tool_errors.stopping import StopState
+from _langchain_tool_errors.stopping import StopState, running_config
 
 SETTLED_KEY = "tool_error_settled"
 """The state key holding the calls of the run whose error answers a middleware settled."""
-
-
-def _config() -> RunnableConfig:
-    """The running graph's configuration; none for a hook called outside a graph."""
-    try:
-        return get_config()
-    except RuntimeError:  # a hook called directly, as a unit test does
-        return {}
 
 
 class SettledState(StopState):
@@ -117,7 +107,7 @@ def answered_elsewhere(
         tool_runtime: ToolRuntime[Any, Any] = ToolRuntime(
             state=state,
             context=runtime.context,
-            config=_config(),
+            config=running_config(),
             stream_writer=runtime.stream_writer,
             tool_call_id=message.tool_call_id,
             store=runtime.store,

@@ -8,9 +8,7 @@ from typing import Any, Generic, Never, TypeAlias, cast, overload
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, hook_config
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite, TracePolicy, omit_payload
@@ -89,6 +87,7 @@ from _langchain_tool_errors.stopping import (
     BudgetStop,
     keep_cause,
     raised,
+    running_config,
     stop_of,
     stopped_answer,
 )
@@ -850,11 +849,10 @@ class ToolErrorMiddleware(
         try:
             spent = accounts.spend(failure, request, request.state.get(COUNTS_KEY) or {}, route)
         except ToolErrorBudgetExceeded as stop:
-            # The call's id was checked when the failure's message was made.
-            call_id = str(request.tool_call["id"])
+            call_id = _call_id(request)
             stop.failure = failure_record(self._name, failure, request, route, "stopped")
             kept = stop_of(stop, call_id)
-            keep_cause(self._name, stop, call_id, _config())
+            keep_cause(self._name, stop, call_id, running_config())
             answer = stopped_answer(kept, call_id, tool_name(request))
             update = {
                 "messages": [answer],
@@ -1228,7 +1226,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         stops: dict[str, BudgetStop] | None = state.get(STOPS_KEY)
         stop = None if not stops else stops.get(self._name)
         if stop is not None:
-            raise raised(self._name, stop, _config())
+            raise raised(self._name, stop, running_config())
 
     def _settle(
         self, state: Any, found: list[_Settled]
@@ -1303,7 +1301,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         spends the budget, every call already has its answer, and keeps it.
         """
         stopping, replaces = _call_id(left[0][1]), left[0][4]
-        keep_cause(self._name, stop, stopping, _config())
+        keep_cause(self._name, stop, stopping, running_config())
         if replaces is not None:
             return []  # every call has its answer, the stopping one the one written for it
         kept = stop_of(stop, stopping)
@@ -1398,16 +1396,8 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
         return update
 
 
-def _config() -> RunnableConfig:
-    """The running graph's configuration; none for a hook called outside a graph."""
-    try:
-        return get_config()
-    except RuntimeError:  # a hook called directly, as a unit test does
-        return {}
-
-
 def _call_id(request: ToolCallRequest) -> str:
-    """The id of a malformed call's request: `malformed_calls` only yields calls with one."""
+    """The id of a settled call (checked when its message was made; malformed ones have one)."""
     return str(request.tool_call["id"])
 
 

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 
 from _langchain_tool_errors.budget import BudgetState, ToolErrorBudgetExceeded
 from _langchain_tool_errors.failures import FailureKind
@@ -102,6 +103,14 @@ def stopped_answer(stop: BudgetStop, call_id: str, tool: str) -> ToolMessage:
         else f"This call to `{tool}` did not run: {why}."
     )
     return ToolMessage(content=content, tool_call_id=call_id, name=tool, status="error")
+
+
+def running_config() -> RunnableConfig:
+    """The running graph's configuration; none for a hook called outside a graph."""
+    try:
+        return get_config()
+    except RuntimeError:  # a hook called directly, as a unit test does
+        return {}
 
 
 def raised(name: str, stop: BudgetStop, config: RunnableConfig) -> ToolErrorBudgetExceeded:

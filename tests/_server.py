@@ -89,7 +89,12 @@ class Server:
             except ProcessLookupError:
                 break
             deadline = time.monotonic() + grace
-            while time.monotonic() < deadline and _group_alive(group):
+            # Reap the leader as it exits: an unreaped leader is a zombie, and a group with a
+            # zombie still answers `killpg(group, 0)`, so the wait would last the whole grace.
+            while time.monotonic() < deadline:
+                self.process.poll()
+                if not _group_alive(group):
+                    break
                 time.sleep(0.1)
             if not _group_alive(group):
                 break

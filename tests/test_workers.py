@@ -14,7 +14,7 @@ the stops, the record) and each thread's final checkpoint must equal it exactly,
 thread's own id in place of the reference thread's. Faults: workers killed with SIGKILL
 before, during and after a failure is handled (the run is retried from its last checkpoint
 by another worker once the lease expires), an interrupt resumed on another worker,
-PostgreSQL restarted under load, and a run cancelled mid-step.
+and PostgreSQL restarted under load. (A run cancelled mid-step is tests/test_cancelled.py's.)
 """
 
 from __future__ import annotations

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pytest
 
@@ -155,6 +155,32 @@ SHARED = ToolErrorMiddleware(show_page, budget=ErrorBudget(per_tool=5), record_f
 """The one instance every agent of this module lists."""
 
 
+def fingerprint(value: object, seen: frozenset[int] = frozenset()) -> object:
+    """What `value` holds, as far as a run could change it: the package's own objects by
+    their attributes (slots included), containers by their items, anything else by identity.
+    """
+    if id(value) in seen:
+        return ("cycle", id(value))
+    seen = seen | {id(value)}
+    if isinstance(value, dict):
+        items = cast("dict[object, object]", value)
+        return ("dict", tuple((repr(k), fingerprint(v, seen)) for k, v in items.items()))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        members = cast("Collection[object]", value)  # what isinstance leaves unknown
+        return (type(members).__name__, tuple(fingerprint(m, seen) for m in members))
+    module = type(value).__module__
+    if module.startswith(("_langchain_tool_errors", "langchain_tool_errors")):
+        names = [*getattr(value, "__dict__", {})]
+        names += [n for c in type(value).__mro__ for n in getattr(c, "__slots__", ())]
+        fields = sorted({n for n in names if hasattr(value, n) and not n.startswith("__")})
+        return (module, tuple((n, fingerprint(getattr(value, n), seen)) for n in fields))
+    return ("object", id(value))
+
+
+BEFORE_ANY_RUN = fingerprint(SHARED)
+"""The instance as built, before any agent ran: every run must leave it exactly so."""
+
+
 def agent_of(model: BaseChatModel, tool: BaseTool) -> Agent:
     middleware: list[AgentMiddleware[Any, Any, Any]] = [SHARED]
     agent: Agent = create_agent(model, tools=[tool], middleware=middleware)
@@ -275,6 +301,7 @@ def test_runs_on_threads_each_equal_their_run_alone(
         ]
 
     assert all(outcome == alone[p] for p, outcome in outcomes)
+    assert fingerprint(SHARED) == BEFORE_ANY_RUN  # no run left anything on the instance
     FIGURES.append(
         f"shared instance: {2 * RUNS_EACH} runs on threads, Anthropic and OpenAI, each equal "
         "to its run alone"
@@ -297,3 +324,12 @@ def test_runs_on_asyncio_tasks_each_equal_their_run_alone(
     outcomes = asyncio.run(main())
 
     assert all(outcome == alone[p] for p, outcome in outcomes)
+    assert fingerprint(SHARED) == BEFORE_ANY_RUN
+
+
+def test_the_fingerprint_sees_a_value_a_run_would_leave_on_the_instance() -> None:
+    middleware = ToolErrorMiddleware(show_page, budget=ErrorBudget(per_tool=5))
+    before = fingerprint(middleware)
+    middleware.__dict__["_provider"] = "ChatOpenAI"  # what the instance once kept per call
+
+    assert fingerprint(middleware) != before

@@ -393,8 +393,21 @@ def snapshot(state: StateSnapshot, text: str, outcome: str, error: str | None) -
     }
 
 
+class StopNotSaved(Exception):
+    """A run raised its stop, but the thread's checkpoint does not hold it: run it again.
+
+    With LangGraph's default durability (`"async"`), a step is written while the next one
+    runs, and the stop is raised by the next one. When the database fails during that write,
+    LangGraph drops the write's error because the run already ends with the stop: the
+    caller has `ToolErrorBudgetExceeded`, the thread stays at the step before. The worker
+    treats it as the database error it is and hands the run back, as it does any other.
+    """
+
+
 def _ended(state: StateSnapshot, text: str, stopped: ToolErrorBudgetExceeded | None) -> Json:
     if stopped is not None:
+        if not state.values.get("tool_error_budget_stops"):
+            raise StopNotSaved(f"{stopped.failure} is not in the thread's checkpoint")
         return snapshot(state, text, "stopped", f"{type(stopped).__name__}: {stopped}")
     paused = any(task.interrupts for task in state.tasks)
     return snapshot(state, text, "paused" if paused else "ok", None)
@@ -439,6 +452,10 @@ class Claimed:
         self.attempt: int = row[5]
 
 
+QUEUE_PATIENCE = 150.0
+"""Seconds the queue keeps trying its database (the tests wait 180 s for every run)."""
+
+
 class Queue:
     """The `runs` table, over a connection of its own that reconnects after a failure."""
 
@@ -455,20 +472,21 @@ class Queue:
             log.write(line.replace("\n", " ") + "\n")
 
     def _execute(self, sql: LiteralString, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        deadline = time.monotonic() + 60
+        started = time.monotonic()
         while True:
             try:
                 if self._connection is None or self._connection.closed:
-                    self._connection = psycopg.connect(self.uri, autocommit=True)
+                    self._connection = psycopg.connect(self.uri, autocommit=True, connect_timeout=5)
                 cursor = self._connection.execute(sql, params)
                 return cursor.fetchall() if cursor.description is not None else []
-            except psycopg.OperationalError as error:
-                self.note(f"queue: {type(error).__name__}: {error}")
+            except (psycopg.OperationalError, psycopg.InterfaceError) as error:
+                waited = time.monotonic() - started
+                self.note(f"queue ({waited:.1f}s): {type(error).__name__}: {error}")
                 with contextlib.suppress(Exception):
                     if self._connection is not None:
                         self._connection.close()
                 self._connection = None
-                if time.monotonic() > deadline:
+                if waited > QUEUE_PATIENCE:
                     raise
                 time.sleep(0.5)
 
@@ -563,7 +581,7 @@ def _listener(log: Path) -> Callable[[ToolFailure], None]:
     return told
 
 
-_DB_ERRORS: tuple[type[BaseException], ...] = (psycopg.Error, TimeoutError)
+_DB_ERRORS: tuple[type[BaseException], ...] = (psycopg.Error, TimeoutError, StopNotSaved)
 
 
 def _pool_errors() -> tuple[type[BaseException], ...]:

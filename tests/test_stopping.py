@@ -8,6 +8,7 @@ then reaches the model with every call answered exactly once.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -16,7 +17,10 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Durability
+from typing_extensions import override
 
 from _langchain_tool_errors import stopping
 from _langchain_tool_errors.stopping import (
@@ -197,6 +201,108 @@ def test_running_the_stopped_thread_again_raises_the_same_stop_from_the_state(
     # Raised from what the state holds: the tool's exception was chained the first time.
     assert spent.__cause__ is None
     assert answers(state_of(agent, CONFIG)["messages"]) == {"b0": 1, "b1": 1, "ok1": 1}
+
+
+class LosesTheStopsStep(InMemorySaver):
+    """A checkpointer whose database is down once: from the stop's write to the next checkpoint."""
+
+    def __init__(self) -> None:
+        # InMemorySaver's `factory` parameter is an untyped defaultdict factory.
+        super().__init__()  # pyright: ignore[reportUnknownMemberType]
+        self.down = self.failed = False
+
+    def _fails(self, writes: Sequence[tuple[str, Any]] = ()) -> None:
+        if not self.failed and any(channel == STOPS for channel, _ in writes):
+            self.down = self.failed = True
+        if self.down:
+            if not writes:  # the checkpoint after the lost writes: it fails too, then it is up
+                self.down = False
+            raise ConnectionError("the database went away")
+
+    @override
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self._fails(writes)
+        super().put_writes(config, writes, task_id, task_path)
+
+    @override
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self._fails(writes)
+        await super().aput_writes(config, writes, task_id, task_path)
+
+    @override
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        self._fails()
+        return super().put(config, checkpoint, metadata, new_versions)
+
+    @override
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        self._fails()
+        return await super().aput(config, checkpoint, metadata, new_versions)
+
+
+STOPS = "tool_error_budget_stops"
+
+
+def run_with(agent: Agent, path: Path, durability: Durability) -> None:
+    graph: Any = agent  # the Protocol's `invoke` has no `durability`; the compiled graph's has
+    request = {"messages": [HumanMessage("go")]}
+    if path == "sync":
+        graph.invoke(request, CONFIG, durability=durability)
+    else:
+        asyncio.run(graph.ainvoke(request, CONFIG, durability=durability))
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("durability", ["async", "sync"])
+def test_a_stop_whose_step_was_not_saved_is_saved_when_the_run_is_retried(
+    path: Path, durability: Durability
+) -> None:
+    saver = LosesTheStopsStep()
+    agent = agent_of([*PARALLEL_STOP, Seen().reply], ErrorBudget(per_tool=1), saver)
+
+    # "async" writes a step while the next runs, and LangGraph drops the write's error when
+    # the run ends with the stop; "sync" writes it before the next step, and raises it.
+    lost = ToolErrorBudgetExceeded if durability == "async" else ConnectionError
+    with pytest.raises(lost):
+        run_with(agent, path, durability)
+    assert saver.failed
+    assert not state_of(agent, CONFIG).get(STOPS)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as retried:
+        rerun(agent, path, CONFIG)
+
+    values = state_of(agent, CONFIG)
+    assert set(values[STOPS]) == {"ToolErrorMiddleware"}
+    assert [(f["call_id"], f["outcome"]) for f in values["tool_failures"]] == [
+        ("b0", "answered"),
+        ("b1", "stopped"),
+    ]
+    assert retried.value.failure == values["tool_failures"][-1]
+    assert answers(values["messages"]) == {"b0": 1, "b1": 1, "ok1": 1}
 
 
 def malformed(call_id: str) -> dict[str, Any]:

@@ -193,11 +193,15 @@ class Cluster:
             assert time.monotonic() < deadline, f"{self.left()} runs left after {timeout}s"
             time.sleep(0.2)
         crashed = {n: w.returncode for n, w in self.workers.items() if w.returncode not in (0, -9)}
-        assert not crashed, (crashed, self.stderr())
-        assert self.left() == 0, self.stderr()
+        if crashed:  # the whole traceback: an assertion's message would be cut short
+            pytest.fail(f"workers ended with {crashed}:\n{self.stderr(*crashed)}")
+        assert self.left() == 0, self.stderr(*self.workers)
 
-    def stderr(self) -> str:
-        return "\n".join(p.read_text()[-3000:] for p in sorted(self.logs.glob("stderr-*")))
+    def stderr(self, *names: str) -> str:
+        """The end of what the workers named wrote to stderr (a traceback, if one crashed)."""
+        return "\n".join(
+            f"{name}: {(self.logs / f'stderr-{name}.txt').read_text()[-6000:]}" for name in names
+        )
 
     def stop(self) -> None:
         for worker in self.workers.values():

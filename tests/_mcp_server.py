@@ -1,8 +1,10 @@
 """A tiny MCP server over stdio, for the tests that load MCP tools into a real agent.
 
-Run it as `python -m tests._mcp_server` from the repository root. It serves two tools:
+Run it as `python -m tests._mcp_server` from the repository root. It serves three tools:
 `lookup`, whose record 7 comes back as an MCP error result (`isError: true`) and every
-other record as a plain success, and `echo`, which always succeeds.
+other record as a plain success; `divide`, whose division by zero comes back as an error
+result (and whose arguments the server itself checks against its schema, answering a
+refused one with an error result too); and `echo`, which always succeeds.
 
 It uses the `mcp` SDK's own server (`MCPServer`, the SDK 2 name of its FastMCP layer).
 `lookup` builds its `CallToolResult` itself: a tool that raises the SDK's `ToolError`
@@ -31,6 +33,14 @@ def lookup(record_id: int) -> CallToolResult:
     if record_id == ARCHIVED_RECORD:
         return _text(f"record {record_id} is archived", is_error=True)
     return _text(f"record {record_id}: ok")
+
+
+@server.tool()
+def divide(a: int, b: int) -> CallToolResult:
+    """Divide `a` by `b`."""
+    if b == 0:
+        return _text("cannot divide by zero", is_error=True)
+    return _text(f"{a / b}")
 
 
 @server.tool()

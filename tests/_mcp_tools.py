@@ -49,7 +49,7 @@ def server_transport() -> StdioTransport:
 
 @asynccontextmanager
 async def mcp_tools() -> AsyncGenerator[list[BaseTool], None]:
-    """The server's tools (`lookup`, `echo`), callable until the block ends.
+    """The server's tools (`lookup`, `divide`, `echo`), callable until the block ends.
 
     The adapter's connection stays open for the whole block, so the tools' calls share one
     server process; leaving the block closes the connection, which ends that process.

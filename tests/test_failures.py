@@ -21,7 +21,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from pydantic import BaseModel
 
 from _langchain_tool_errors.classifying import field_errors
-from _langchain_tool_errors.failures import FAILURE_KINDS
+from _langchain_tool_errors.failures import FAILURE_KINDS, FieldError
 from langchain_tool_errors import (
     ErrorBudget,
     FailureKind,
@@ -510,12 +510,154 @@ def test_field_errors_name_nested_fields_by_their_path(
     assert all("7" not in error.expected for error in errors)
 
 
-def _echo_q(q: str) -> str:
-    return q
+DIVIDE_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+    "required": ["a", "b"],
+}
+"""What an MCP server publishes for `divide(a: int, b: int)`."""
 
 
-def test_a_json_schema_tool_has_no_field_errors_to_report() -> None:
-    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
-    tool = StructuredTool(name="mcp", description="d", args_schema=schema, func=_echo_q)
+def _divide(**args: object) -> str:
+    a, b = args.get("a"), args.get("b")
+    if not (isinstance(a, int) and isinstance(b, int)):
+        raise ToolException(f"cannot divide {a!r} by {b!r}")
+    if b == 0:
+        raise ToolException("cannot divide by zero")
+    return f"{a / b}"
 
-    assert field_errors(tool, {"q": 7}) == ()
+
+def json_schema_tool() -> BaseTool:
+    """`divide`, built from a JSON-schema dict, reporting its own errors as MCP tools do."""
+    return StructuredTool(
+        name="divide",
+        description="Divide `a` by `b`.",
+        args_schema=DIVIDE_SCHEMA,
+        func=_divide,
+        handle_tool_error=True,
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_json_schema_tools_refused_arguments_are_invalid_arguments_with_field_errors(
+    path: Path,
+) -> None:
+    seen = Seen()
+    agent = agent_of(
+        [json_schema_tool()],
+        [routed(seen, path, InvalidArguments)],
+        [calling("divide", a="one", b=2), DONE],
+    )
+
+    result = run(agent, path)
+
+    assert tool_messages(result)["c"].text == "rewritten"
+    [failure] = seen.failures
+    assert isinstance(failure, InvalidArguments)
+    assert failure.errors == (FieldError("a", "Input should be a valid integer"),)
+    assert failure.text == "cannot divide 'one' by 2"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_json_schema_tools_own_failure_with_valid_arguments_stays_tool_reported(
+    path: Path,
+) -> None:
+    seen = Seen()
+    agent = agent_of(
+        [json_schema_tool()],
+        [routed(seen, path, ReportedFailure)],
+        [calling("divide", a=1, b=0), DONE],
+    )
+
+    run(agent, path)
+
+    assert [(f.kind, f.text) for f in seen.failures] == [("tool_reported", "cannot divide by zero")]
+
+
+def json_schema_of(schema: dict[str, object]) -> BaseTool:
+    return StructuredTool(name="t", description="d", args_schema=schema, func=_divide)
+
+
+ADDRESS = {"type": "object", "properties": {"zip": {"type": "string", "minLength": 5}}}
+OPTIONAL_INT = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+
+# Each case: a JSON schema's properties (and its other keywords), the arguments, and what
+# it refuses in them, as `FieldError`s (field, expected). None of them quotes a value sent.
+REFUSED: dict[str, tuple[dict[str, object], dict[str, object], list[tuple[str, str]]]] = {
+    "wrong type": (
+        {"properties": {"a": {"type": "integer"}}},
+        {"a": "one"},
+        [("a", "Input should be a valid integer")],
+    ),
+    "true is not an integer": (
+        {"properties": {"a": {"type": "integer"}}},
+        {"a": True},
+        [("a", "Input should be a valid integer")],
+    ),
+    "missing": (
+        {"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+        {},
+        [("a", "Field required")],
+    ),
+    "extra": (
+        {"properties": {"a": {}}, "additionalProperties": False},
+        {"a": 1, "secret": "s3cr3t"},
+        [("secret", "Extra inputs are not permitted")],
+    ),
+    "enum": (
+        {"properties": {"c": {"enum": ["red", "blue"]}}},
+        {"c": "s3cr3t"},
+        [("c", 'Input should be "red" or "blue"')],
+    ),
+    "optional": (
+        {"properties": {"n": OPTIONAL_INT}},
+        {"n": "s3cr3t"},
+        [("n", "Input should be a valid integer or null")],
+    ),
+    "nested by $ref": (
+        {"properties": {"to": {"$ref": "#/$defs/Address"}}, "$defs": {"Address": ADDRESS}},
+        {"to": {"zip": "s3c"}},
+        [("to.zip", "String should have at least 5 characters")],
+    ),
+    "array items": (
+        {"properties": {"ids": {"type": "array", "items": {"type": "integer"}, "maxItems": 2}}},
+        {"ids": [1, "s3cr3t", 3]},
+        [
+            ("ids", "Array should have at most 2 items"),
+            ("ids.1", "Input should be a valid integer"),
+        ],
+    ),
+    "number bound": (
+        {"properties": {"n": {"type": "number", "minimum": 0}}},
+        {"n": -1.5},
+        [("n", "Input should be greater than or equal to 0")],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_a_json_schema_refuses_arguments_by_field_without_quoting_them(case: str) -> None:
+    keywords, args, refused = REFUSED[case]
+
+    errors = field_errors(json_schema_of({"type": "object", **keywords}), args)
+
+    assert [tuple(error) for error in errors] == refused
+    assert not any("s3c" in error.expected or "-1.5" in error.expected for error in errors)
+
+
+# Each case: properties and the arguments they accept (keywords it does not check included).
+ACCEPTED: dict[str, tuple[dict[str, object], dict[str, object]]] = {
+    "fits": ({"a": {"type": "integer"}, "b": {"type": "string"}}, {"a": 1, "b": "x"}),
+    "an integral float is an integer": ({"a": {"type": "integer"}}, {"a": 2.0}),
+    "unknown keyword": ({"a": {"type": "string", "pattern": "^[0-9]+$"}}, {"a": "x"}),
+    "unknown format": ({"a": {"type": "string", "format": "email"}}, {"a": "x"}),
+    "open object": ({"a": {"type": "object"}}, {"a": {"anything": [1]}}),
+    "a ref to itself": ({"a": {"$ref": "#/properties/a"}}, {"a": 1}),
+}
+
+
+@pytest.mark.parametrize("case", ACCEPTED)
+def test_a_json_schema_refuses_nothing_it_does_not_check(case: str) -> None:
+    properties, args = ACCEPTED[case]
+
+    assert field_errors(json_schema_of({"type": "object", "properties": properties}), args) == ()

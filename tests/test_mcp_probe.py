@@ -121,7 +121,7 @@ async def tools() -> AsyncGenerator[list[BaseTool], None]:
 async def test_the_loaded_tools_are_async_and_handle_their_own_mcp_errors(
     tools: list[BaseTool],
 ) -> None:
-    assert sorted(tool.name for tool in tools) == ["echo", "lookup"]
+    assert sorted(tool.name for tool in tools) == ["divide", "echo", "lookup"]
     for tool in tools:
         assert callable(tool.handle_tool_error)
         assert tool.response_format == "content_and_artifact"

@@ -29,6 +29,7 @@ from _langchain_tool_errors.failures import (
     ToolReportedError,
     UnknownTool,
 )
+from _langchain_tool_errors.json_schema import json_schema_refusals
 
 _KNOWN_TOOLS = re.compile(r"try one of \[(?P<names>[^\]]*)\]")
 """Where `ToolNode`'s answer to an unknown tool lists the agent's tools."""
@@ -56,11 +57,17 @@ def classify(message: ToolMessage, request: ToolCallRequest) -> ReportedFailure:
 def field_errors(tool: BaseTool, args: Mapping[str, object]) -> tuple[FieldError, ...]:
     """The arguments the tool's schema refuses, each with what it expects; never the values.
 
-    Only a pydantic schema is checked (a JSON-schema dict, as MCP tools have, is not: the
-    server checks those arguments and reports its own error).
+    A pydantic schema is checked by pydantic. A JSON-schema dict (MCP tools have one, and so
+    does a tool built with `args_schema=<dict>`) is checked by `json_schema_refusals`, for
+    the keywords it knows. Called only once a call has failed, never on a success.
     """
     schema = tool.tool_call_schema
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+    if isinstance(schema, dict):
+        return tuple(
+            FieldError(".".join(path) or "(arguments)", expected)
+            for path, expected in json_schema_refusals(schema, args)
+        )
+    if not issubclass(schema, BaseModel):  # a pydantic v1 model is not checked
         return ()
     try:
         schema.model_validate(dict(args))

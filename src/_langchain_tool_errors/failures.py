@@ -127,7 +127,8 @@ class InvalidArguments(ReportedFailure):
     """The arguments do not fit the tool's schema, so the tool never ran.
 
     `ToolNode` answers such a call itself ("Error invoking tool ... Please fix the error and
-    try again."), with the values the model sent in the text.
+    try again."), with the values the model sent in the text. A tool with a JSON-schema dict
+    (an MCP tool) is answered by the tool or its server, in its own words.
 
     Attributes:
         errors: Each argument that does not fit, with what the schema expects there.
@@ -190,7 +191,8 @@ class ToolReportedError(ReportedFailure):
     """The tool answered its own failure with an error message.
 
     A `BaseTool` with `handle_tool_error` (or `handle_validation_error`) set does, and so do
-    MCP tools, whose servers report errors as results.
+    MCP tools, whose servers report errors as results. Only for arguments the tool's schema
+    accepts: an answer to arguments it refuses is an `InvalidArguments`.
 
     Example:
         ```python

@@ -709,8 +709,6 @@ _RECORDING_SUCCESS_ROWS = [
     (path, option) for path in ("", "async ") for option in ("a record", "a listener")
 ]
 """The success-path rows of the recording stage: (path prefix, option)."""
-_RECORDING_ERROR_ROWS = [*_RECORDING_SUCCESS_ROWS, ("async ", "an async listener")]
-"""Its handled-error rows: the async path also has an async listener."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -859,11 +857,6 @@ def main(argv: Sequence[str] | None = None) -> int:
          by_name["async success path: overhead over the bare call"].ratio <= 0.5),
         ("async handled-error path <= 1.0 x langchain's",
          by_name["async handled-error path: per call"].ratio <= 1.0),
-        *[
-            (f"{path}handled-error path with {option} <= 1.0 x langchain's",
-             by_name[f"{path}handled-error path with {option}"].ratio <= 1.0)
-            for path, option in _RECORDING_ERROR_ROWS
-        ],
         *[
             (f"{path}success path with {option} <= 1.0 x langchain's",
              by_name[f"{path}success path with {option}: overhead"].ratio <= 1.0)

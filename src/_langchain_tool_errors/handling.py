@@ -11,7 +11,6 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.asked_by import asked_by
-from _langchain_tool_errors.building import error_tool_message
 from _langchain_tool_errors.checks import (
     require_awaitable,
     require_content,
@@ -26,16 +25,18 @@ from _langchain_tool_errors.tool_calls import tool_name
 def error_message(
     argument: str, content: object, exc: Exception | None, request: ToolCallRequest
 ) -> ToolMessage:
-    """The error `ToolMessage` carrying a handler's content, every field checked.
+    """The error `ToolMessage` carrying a handler's content, every field checked first.
 
-    Every field is checked here, so the message is built without pydantic validating it
-    again (see `building`).
+    The checks come before the message is made, so that what is wrong is said in terms of
+    the handler and the call, with the failure chained; the message itself is made by its
+    own constructor, as any other.
     """
     name = tool_name(request)
-    return error_tool_message(
-        require_content(argument, content, exc),
-        require_tool_call_id(request, name, exc),
-        require_tool_name(name, exc),
+    return ToolMessage(
+        content=require_content(argument, content, exc),
+        tool_call_id=require_tool_call_id(request, name, exc),
+        name=require_tool_name(name, exc),
+        status="error",
     )
 
 

@@ -18,7 +18,6 @@ from typing_extensions import TypeIs
 
 from _langchain_tool_errors.answered_elsewhere import SETTLED_KEY, own_key
 from _langchain_tool_errors.budget import COUNTS_KEY
-from _langchain_tool_errors.building import state_update
 from _langchain_tool_errors.recording import FAILURES_KEY
 
 
@@ -68,7 +67,7 @@ def put_back(rest: dict[str, Any], answer: ToolMessage | Command[Any]) -> Comman
     update = dict(rest)
     if isinstance(answer, ToolMessage):
         update["messages"] = [answer]
-        return state_update(update)
+        return Command(update=update)
     ours: object = answer.update
     if not _is_update(ours):  # never so: this middleware's answers update a dict
         return answer
@@ -79,7 +78,7 @@ def put_back(rest: dict[str, Any], answer: ToolMessage | Command[Any]) -> Comman
             update[key] = [*update[key], *value]
         else:
             update[key] = value
-    return state_update(update)
+    return Command(update=update)
 
 
 def _is_command(value: object) -> TypeIs[Command[Any]]:

@@ -36,6 +36,91 @@ class Page:
     console_errors: list[str]
 
 
+@dataclass(frozen=True)
+class Layout:
+    """How a loaded page's code blocks, tables and code fit the window's width."""
+
+    width: int
+    """The window's width in CSS pixels."""
+    blocks: int
+    """The code blocks (`pre`, signatures included) measured."""
+    tables: int
+    """The tables measured."""
+    code: int
+    """The `code` elements, in blocks and inline, whose line breaks were read."""
+    overflowing: list[str]
+    """Each block or table wider than its box (it scrolls sideways), and by how many pixels."""
+    broken: list[str]
+    """Each line of code a wrap splits between two letters or digits, with a `|` there."""
+
+
+# Run in the page, on its article. A box overflows when its content is wider than the box
+# (`scrollWidth > clientWidth`): a `pre`, the `code` inside it (the part that scrolls), a
+# table, and the wrapper the theme's script puts around a table. A `code` wraps where one
+# character's box starts below the previous one's with no space or newline of the source
+# between them; a wrap between two letters or digits splits a word (`middlewar|e`), one
+# after `_`, `.`, `(`, `,` or another sign does not (`error_|type`).
+_MEASURE = """
+const article = document.querySelector("article");
+const wider = (element) => element.scrollWidth - element.clientWidth;
+const overflowing = [];
+const describe = (element) =>
+  (element.closest(".doc-object")?.querySelector("[id]")?.id || element.closest("[id]")?.id || "")
+  + " " + element.tagName.toLowerCase() + ": " + element.textContent.trim().slice(0, 60);
+const blocks = [...article.querySelectorAll("pre")];
+for (const block of blocks) {
+  for (const box of [block, ...block.querySelectorAll(":scope > code")]) {
+    if (wider(box) > 0) overflowing.push(describe(box) + " (" + wider(box) + " px)");
+  }
+}
+const tables = [...article.querySelectorAll("table")];
+for (const table of tables) {
+  const wrap = table.closest(".md-typeset__scrollwrap");
+  for (const box of wrap ? [table, wrap] : [table]) {
+    if (wider(box) > 0) overflowing.push(describe(table) + " (" + wider(box) + " px)");
+  }
+}
+const word = /[\\p{L}\\p{N}]/u;
+const range = document.createRange();
+const broken = [];
+const codes = [...article.querySelectorAll("code")];
+for (const code of codes) {
+  // Each character with its box; a space or newline has none where a line ends.
+  const characters = [];
+  const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.data.length; i++) {
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const box = range.getClientRects()[0];
+      characters.push([node.data[i], box && box.width > 0 ? box : null]);
+    }
+  }
+  const text = characters.map(([character]) => character).join("");
+  let last = -1;  // the last character with a box
+  for (let i = 0; i < characters.length; i++) {
+    const [after, below] = characters[i];
+    if (below === null) continue;
+    if (last >= 0) {
+      const [before, above] = characters[last];
+      const wrapped = below.top > above.top + above.height / 2;
+      const between = text.slice(last + 1, i);  // spaces, or a newline of the source
+      if (wrapped && !between && word.test(before) && word.test(after)) {
+        const line = text.lastIndexOf("\\n", i) + 1;
+        const rest = text.indexOf("\\n", i);
+        broken.push(
+          describe(code).split(":")[0] + ": " + text.slice(line, i) + "|"
+          + text.slice(i, rest < 0 ? undefined : rest)
+        );
+      }
+    }
+    last = i;
+  }
+}
+return [window.innerWidth, blocks.length, tables.length, codes.length, overflowing, broken];
+"""
+
+
 class Browser:
     """One headless chromium session."""
 
@@ -81,6 +166,14 @@ class Browser:
             failed_resources=[f"{name} ({status})" for name, status in entries if status != 200],
             console_errors=errors,
         )
+
+    def layout(self) -> Layout:
+        """Measure the loaded page's code blocks, tables and code at the window's width."""
+        width, blocks, tables, code, overflowing, broken = cast(
+            "tuple[int, int, int, int, list[str], list[str]]",
+            self._driver.execute_script(_MEASURE),
+        )
+        return Layout(width, blocks, tables, code, overflowing, broken)
 
     def search(self, query: str) -> list[str]:
         """Type `query` into the site's search box; the links of the results it lists."""

@@ -85,7 +85,9 @@ def type_check(modules: Sequence[tuple[Path, Snippet]]) -> Checked:
     return Checked(mypy, pyright, _where(modules, mypy.stdout + pyright.stdout))
 
 
-def run_all(modules: Sequence[tuple[Path, Snippet]]) -> subprocess.CompletedProcess[str]:
-    """Run each module in turn, in one fresh process."""
+def run_all(
+    modules: Sequence[tuple[Path, Snippet]], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run each module in turn, in one fresh process (`env` added to its environment)."""
     runner = "import runpy, sys\nfor path in sys.argv[1:]:\n    runpy.run_path(path)\n"
-    return run_python("-c", runner, *[str(path) for path, _ in modules])
+    return run_python("-c", runner, *[str(path) for path, _ in modules], env=env)

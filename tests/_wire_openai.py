@@ -2,7 +2,7 @@
 or streamed over server-sent events, in the smallest subset that `langchain_openai.ChatOpenAI`
 and the `openai` SDK read.
 
-The script answers a request that carries no tool result yet with one call of `lookup`, and
+The script answers a request that carries no tool result yet with one call of a tool, and
 any later request with a final text answer. It tells the two apart by the body (a `tool`
 message, or a `function_call_output` input item), never by counting, so the sync, async and
 streaming paths all run on one script. A body asking for `"stream": true` gets the same
@@ -32,8 +32,8 @@ CALL_ID = "call_1"
 FINAL_ANSWER = "record 7 could not be read"
 
 
-def script(args: Mapping[str, object]) -> Respond:
-    """The model's side: call `lookup` with `args`; once a tool result is sent, answer."""
+def script(args: Mapping[str, object], tool: str = "lookup") -> Respond:
+    """The model's side: call `tool` with `args`; once a tool result is sent, answer."""
     arguments = json.dumps(dict(args))
 
     def respond(recorded: Recorded) -> Reply:
@@ -42,11 +42,11 @@ def script(args: Mapping[str, object]) -> Respond:
         answered = tool_results(api, body) != []
         streamed = body.get("stream") is True
         if api == "chat_completions":
-            message = _chat_answer() if answered else _chat_call(arguments)
+            message = _chat_answer() if answered else _chat_call(tool, arguments)
             if streamed:
                 return _sse([*_chat_chunks(message), "[DONE]"])
             return Reply.of_json(_chat_completion(message))
-        item = _responses_answer() if answered else _responses_call(arguments)
+        item = _responses_answer() if answered else _responses_call(tool, arguments)
         if streamed:
             return _sse(_responses_events(item))
         return Reply.of_json(_response(item))
@@ -97,11 +97,11 @@ def _sse(events: Iterable[object]) -> Reply:
 # nor a tool call's `type`, so they are left out.
 
 
-def _chat_call(arguments: str) -> dict[str, object]:
+def _chat_call(tool: str, arguments: str) -> dict[str, object]:
     return {
         "role": "assistant",
         "content": None,
-        "tool_calls": [{"id": CALL_ID, "function": {"name": "lookup", "arguments": arguments}}],
+        "tool_calls": [{"id": CALL_ID, "function": {"name": tool, "arguments": arguments}}],
     }
 
 
@@ -141,12 +141,12 @@ def _chat_chunks(message: Mapping[str, object]) -> list[dict[str, object]]:
 # `type` in the data (the client reads no `event:` line), ending in `response.completed`.
 
 
-def _responses_call(arguments: str) -> dict[str, object]:
+def _responses_call(tool: str, arguments: str) -> dict[str, object]:
     return {
         "type": "function_call",
         "id": "fc_1",
         "call_id": CALL_ID,
-        "name": "lookup",
+        "name": tool,
         "arguments": arguments,
     }
 

@@ -13,6 +13,10 @@
   site's search finds `report_type_only`. One screenshot per page is kept in a temporary
   directory, named in the figures. Without chromium those tests skip, naming the install
   command, unless `CI` is set (`.ci/run` sets it): there a missing browser is an error.
+- In a 1280-px window, on every page, no code block or table is wider than its box (none
+  scrolls sideways), and no line of code wraps inside a word (`middlewar|e`).
+- The landing page's "Where to go next" links to every guide, and the reference shows a
+  type parameter under one name everywhere (`ExceptionT`, never `ExcT_co`).
 """
 
 from __future__ import annotations
@@ -299,3 +303,81 @@ def test_the_site_search_finds_a_public_name(
     opened.screenshot(screenshots / "search.png")
 
     assert any("reference/handlers.html" in link and "report_type_only" in link for link in found)
+
+
+WINDOW_WIDTH = 1280  # tests/_browser.py opens the window at this width
+
+
+def test_no_code_block_or_table_overflows_a_1280_px_window_and_no_code_wraps_inside_a_word(
+    site: Build, browser: tuple[Browser, str, list[str]]
+) -> None:
+    opened, url, _ = browser
+    pages = sorted(
+        page.relative_to(site.site).as_posix()
+        for page in site.site.rglob("*.html")
+        if page.name != "404.html"
+    )
+
+    overflowing: list[str] = []
+    broken: list[str] = []
+    blocks = tables = code = 0
+    for page in pages:
+        opened.load(url + page)
+        layout = opened.layout()
+        assert layout.width == WINDOW_WIDTH, f"{page}: the window is {layout.width} px wide"
+        overflowing += [f"{page}: {found}" for found in layout.overflowing]
+        broken += [f"{page}: {found}" for found in layout.broken]
+        blocks += layout.blocks
+        tables += layout.tables
+        code += layout.code
+
+    assert blocks > 100, f"too few code blocks found: {blocks}"
+    assert tables > 10, f"too few tables found: {tables}"
+    # Both lists in one assertion, so a failure names everything there is to fix.
+    report = [f"{len(overflowing)} wider than their box:", *overflowing]
+    report += [f"{len(broken)} wrapped inside a word:", *broken]
+    assert (overflowing, broken) == ([], []), "\n".join(report)
+    FIGURES.append(
+        f"docs: at {WINDOW_WIDTH} px, {len(pages)} pages: {blocks} code blocks and {tables} "
+        f"tables fit their width, and none of {code} code elements wraps inside a word"
+    )
+
+
+def test_where_to_go_next_on_the_landing_page_links_to_every_guide(site: Build) -> None:
+    landing = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    where_next = landing.split("## Where to go next", 1)[1].split("\n## ", 1)[0]
+    guides = sorted(path.name for path in (ROOT / "docs" / "guides").glob("*.md"))
+
+    linked = set(re.findall(r"\]\(guides/([\w-]+\.md)\)", where_next))
+
+    assert [guide for guide in guides if guide not in linked] == []
+    assert all((site.site / "guides" / guide).with_suffix(".html").exists() for guide in guides)
+    FIGURES.append(f"docs: 'Where to go next' links to all {len(guides)} guides")
+
+
+# A type variable as written in the implementation (`_ExcT_co`), not as the reference
+# shows it: without the variance suffix, and under the name its constructor gives it.
+AS_IMPLEMENTED = re.compile(r"\b\w+T_(?:co|contra)\b|\bExcT\b")
+
+
+def test_the_reference_shows_each_type_parameter_under_its_constructor_s_name(
+    site: Build,
+) -> None:
+    found: list[str] = []
+    bases: list[str] = []
+    for page in sorted((site.site / "reference").glob("*.html")):
+        for block in api_blocks(page):
+            if block.kind not in API_PARTS:
+                continue
+            if block.kind == "bases":
+                bases.append(block.text)
+            found += [
+                f"{block.owner} ({block.kind}): {name}"
+                for name in AS_IMPLEMENTED.findall(block.text)
+            ]
+
+    assert found == [], "\n".join(found)
+    assert (
+        "Bases: AgentMiddleware[AgentState[Any], Any, Any], Generic[ContentT, ExceptionT, ModeT]"
+        in bases
+    )

@@ -211,7 +211,11 @@ MISTAKES: dict[str, Mistake] = {
         lambda: UntypedMiddleware(),
         TypeError,
         ("ToolErrorMiddleware()",),
-        {"ToolErrorMiddleware(on_error)": "{fix}", "`aon_error=`": None},
+        {
+            "ToolErrorMiddleware(on_error)": "{fix}",
+            "`aon_error=`": None,
+            "ToolErrorMiddleware.from_routes([Route(KeyError, on_error), ...])": None,
+        },
     ),
     "an ErrorBudget with no limit": Mistake(
         lambda: UntypedBudget(),

@@ -16,7 +16,7 @@ from langgraph.errors import GraphBubbleUp, ParentCommand
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt, omit_payload
 
-from langchain_tool_errors import SyncCapable, ToolErrorMiddleware
+from langchain_tool_errors import MissingHandlerError, SyncCapable, ToolErrorMiddleware
 from tests._agents import (
     PATHS,
     Calls,
@@ -287,11 +287,16 @@ def test_trace_policy_omits_the_request_payload() -> None:
     assert policy.process_outputs is None
 
 
-def test_no_handler_is_both_a_type_error_and_a_value_error() -> None:
-    with pytest.raises(TypeError) as raised:
+def test_no_handler_is_a_public_error_both_a_type_error_and_a_value_error() -> None:
+    with pytest.raises(MissingHandlerError) as raised:
         ToolErrorMiddleware()  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 
+    assert isinstance(raised.value, TypeError)
     assert isinstance(raised.value, ValueError)
+    # A traceback names it where it is imported from, not by a private module.
+    assert f"{type(raised.value).__module__}.{type(raised.value).__qualname__}" == (
+        "langchain_tool_errors.MissingHandlerError"
+    )
     assert "on_error" in str(raised.value)
     assert "aon_error" in str(raised.value)
 
@@ -361,6 +366,21 @@ def test_named_instances_give_each_tool_its_own_policy_in_one_agent(path: Path) 
     assert messages["c1"].content == "search is down"
     assert messages["c2"].content == "no such record"
     assert [m.name for m in middleware] == ["search_errors", "lookup_errors"]
+
+
+def test_two_instances_sharing_a_name_stop_the_agent_being_built_as_the_guide_says() -> None:
+    # langchain's assertion, which the package cannot intercept: the selecting guide and the
+    # `name` parameter's documentation quote it and say that `name=` is the fix.
+    search = failing_tool("search", TimeoutError())
+    unnamed: list[AgentMiddleware[Any, Any, Any]] = [
+        ToolErrorMiddleware(lambda e, r: "search is down", tools=["search"]),
+        ToolErrorMiddleware(lambda e, r: "no such record", tools=["lookup"]),
+    ]
+    with pytest.raises(AssertionError, match="Please remove duplicate middleware instances"):
+        build_agent([search], unnamed, [])
+
+    named = [*unnamed[:1], ToolErrorMiddleware(lambda e, r: "no record", name="lookup_errors")]
+    build_agent([search], named, [])
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -9,6 +9,7 @@ none of this repository's stubs, typings or configuration: PEP 561 as users meet
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 import tarfile
@@ -112,6 +113,61 @@ def test_the_readme_installs_build_before_it_builds_the_wheel_it_installs(dist: 
     assert steps[0] == "pip install build"
     assert steps[1].startswith("python -m build --wheel ")
     assert steps[2].endswith(f"/dist/{_wheel(dist).name}")
+
+
+CHECKOUT = "/path/to/langchain-tool-errors"
+"""How the docs write a checkout of this repository, in an install command."""
+
+PUBLISHED_LATER = "Once it is published, `pip install langchain-tool-errors` will be the command."
+"""The one install command that does not work yet, and says so."""
+
+
+def install_commands() -> list[tuple[str, list[str]]]:
+    """Every `pip install` in the README, the guides and the reference, with its arguments.
+
+    From code blocks and inline code alike: each `&&`-separated step that runs pip.
+    """
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    found: list[tuple[str, list[str]]] = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8").replace(PUBLISHED_LATER, "")
+        shell = False  # inside a fenced block of shell commands
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.lstrip().startswith("```"):
+                shell = not shell and line.strip() in {"```bash", "```sh", "```shell"}
+                continue
+            spans = [line] if shell else re.findall(r"`([^`]*pip install[^`]*)`", line)
+            for span in spans:
+                for step in span.split("&&"):
+                    words = shlex.split(step.split("#")[0])
+                    if "pip" in words and words[words.index("pip") + 1 :][:1] == ["install"]:
+                        where = f"{page.relative_to(ROOT)}:{number}"
+                        found.append((where, words[words.index("pip") + 2 :]))
+    return found
+
+
+def test_every_install_command_in_the_docs_installs_as_written() -> None:
+    commands = install_commands()
+    resolved = 0
+    for where, arguments in commands:
+        requirements = [a for a in arguments if not a.startswith("-")]
+        assert requirements, where
+        if any(r.endswith(".whl") for r in requirements):
+            continue  # the wheel the README builds: installed by the test after this one
+        assert not any(re.match(r"langchain[-_]tool[-_]errors\b", r) for r in requirements), (
+            f"{where}: the package is not on an index; install it from {CHECKOUT}"
+        )
+        local = [r.replace(CHECKOUT, str(ROOT)).replace(".[", f"{ROOT}[") for r in requirements]
+        local = [str(ROOT) if r == "." else r for r in local]
+        done = run_python("-m", "pip", "install", "--dry-run", "--quiet", *local, timeout=600)
+        assert done.returncode == 0, f"{where}: pip install {' '.join(arguments)}\n{done.stderr}"
+        assert "does not provide the extra" not in done.stderr, f"{where}: {done.stderr}"
+        resolved += 1
+    assert resolved >= 6, commands
+    FIGURES.append(
+        f"install commands in the docs: {len(commands)} found, {resolved} resolved by pip "
+        "as written (a checkout's path for the package), the wheel's built and installed"
+    )
 
 
 def test_the_sdist_holds_the_license(dist: Path) -> None:

@@ -29,9 +29,12 @@ from pathlib import Path
 import pytest
 
 from tests._first_errors import COMMANDS, create_project, first_errors, line_of
+from tests._loopback import Loopback
 from tests._markdown import Block, fenced_blocks
 from tests._processes import ROOT, run_python
 from tests._snippets import Snippet, definitions, module_text, run_all, type_check
+from tests._wire_openai import FINAL_ANSWER, tool_results
+from tests._wire_openai import script as openai_script
 from tests.conftest import FIGURES
 
 README = ROOT / "README.md"
@@ -127,10 +130,24 @@ def test_every_python_block_type_checks_in_both_checkers(tmp_path: Path) -> None
 def test_every_python_block_runs(tmp_path: Path) -> None:
     modules = _modules(tmp_path)
 
-    ran = run_all(modules)
+    # The getting-started agent runs on a real `ChatOpenAI`, pointed (by the variables the
+    # client reads) at OpenAI's API on 127.0.0.1: the model asks `customer` for customer 7,
+    # then answers once the tool's result is sent.
+    with Loopback(openai_script({"customer_id": "7"}, tool="customer")) as openai:
+        ran = run_all(
+            modules, env={"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": f"{openai.url}/v1"}
+        )
 
     assert ran.returncode == 0, ran.stderr
-    FIGURES.append(f"README and {len(PAGES) - 1} guides: {len(modules)} Python blocks run")
+    assert FINAL_ANSWER in ran.stdout.splitlines()
+    [answered] = [body for body in openai.bodies() if tool_results("chat_completions", body)]
+    [result] = tool_results("chat_completions", answered)
+    # The integration drops `status="error"`: the middleware marks what is sent.
+    assert result["content"] == "Error: Tool `customer` failed with KeyError."
+    FIGURES.append(
+        f"README and {len(PAGES) - 1} guides: {len(modules)} Python blocks run; the "
+        f"getting-started agent on ChatOpenAI over loopback ({len(openai.bodies())} requests)"
+    )
 
 
 def _mistakes(text: str) -> dict[int, list[int]]:

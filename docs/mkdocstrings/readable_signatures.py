@@ -5,7 +5,10 @@ private by convention (`_C = TypeVar("_C", bound=ToolErrorContent)`), where Pyth
 would write `def f[C: ToolErrorContent](...)`. This extension shows them the 3.12 way:
 
 - every private type variable of the package is shown under its name without the leading
-  underscore (`_C` as `C`, `_ContentT_co` as `ContentT_co`), with no link;
+  underscore and without a variance suffix, as a 3.12 type parameter is written (`_C` as
+  `C`, `_ContentT_co` as `ContentT`), with no link; `type_variables_shown_as` spells out
+  a short name, so a class's parameter reads as its constructor's does (`_ExcT_co` as
+  `ExceptionT`, the name the overloads of `__init__` give it);
 - a function or overload declares the type variables its parameters and return use, other
   than its class's own, as type parameters with their bounds, which mkdocstrings renders
   in front of the signature (`log_handled[C: ToolErrorContent, E: Exception](...)`);
@@ -15,8 +18,9 @@ would write `def f[C: ToolErrorContent](...)`. This extension shows them the 3.1
 - an attribute whose value is computed by private code (`self.times =
   _require_times(times)`) shows its name and type, without the value.
 
-A name in `shown_as` that the package no longer uses is a warning, so a strict build fails
-instead of keeping a stale entry.
+A name in `shown_as` or `type_variables_shown_as` that the package no longer uses is a
+warning, and so is one entry rendering two type variables under the same name: a strict
+build fails instead of keeping a stale entry or showing an ambiguous signature.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import griffe
 from typing_extensions import override
 
 _TYPE_VAR = frozenset({"typing.TypeVar", "typing_extensions.TypeVar"})
+_VARIANCE_SUFFIXES = ("_co", "_contra")
 _GENERIC_BASES = frozenset(
     {"typing.Generic", "typing_extensions.Generic", "typing.Protocol", "typing_extensions.Protocol"}
 )
@@ -49,8 +54,16 @@ def _is_private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
-def _type_variable(attribute: griffe.Attribute) -> griffe.TypeParameter | None:
-    """The type parameter a `X = TypeVar("X", ...)` assignment declares, or `None`."""
+def _shown_name(name: str) -> str:
+    """A type variable's name as a 3.12 type parameter: no underscore, no variance suffix."""
+    name = name.lstrip("_")
+    for suffix in _VARIANCE_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _type_variable(attribute: griffe.Attribute, shown: str) -> griffe.TypeParameter | None:
+    """The type parameter a `X = TypeVar("X", ...)` assignment declares, named `shown`."""
     call = attribute.value
     if not isinstance(call, griffe.ExprCall) or not isinstance(call.function, griffe.ExprName):
         return None
@@ -62,7 +75,7 @@ def _type_variable(attribute: griffe.Attribute) -> griffe.TypeParameter | None:
         if isinstance(argument, griffe.ExprKeyword)
     }
     return griffe.TypeParameter(
-        attribute.name.lstrip("_"),
+        shown,
         kind=griffe.TypeParameterKind.type_var,
         bound=keywords.get("bound"),
         default=keywords.get("default"),
@@ -133,14 +146,47 @@ def _function_type_variables(
     return list(used.values())
 
 
+def _warn_of_ambiguous_names(
+    obj: griffe.Object, variables: Mapping[str, griffe.TypeParameter]
+) -> None:
+    """A warning if what the reference renders for `obj` shows two type variables as one name."""
+    paths: dict[str, set[str]] = {}
+    for name in _rendered_names(obj):
+        path = name.canonical_path
+        if path in variables:
+            paths.setdefault(variables[path].name, set()).add(path)
+    for shown, same in sorted(paths.items()):
+        if len(same) > 1:
+            _LOG.warning(
+                "readable_signatures: %s shows %s all as %s; name one apart in "
+                "type_variables_shown_as",
+                obj.path,
+                ", ".join(sorted(same)),
+                shown,
+            )
+
+
 class ReadableSignatures(griffe.Extension):
     """Show private type variables as type parameters, internal aliases as public types."""
 
-    def __init__(self, package: str, shown_as: Mapping[str, str] | None = None) -> None:
-        """Act on `package`; `shown_as` maps an internal alias's path to a public type's path."""
+    def __init__(
+        self,
+        package: str,
+        shown_as: Mapping[str, str] | None = None,
+        type_variables_shown_as: Mapping[str, str] | None = None,
+    ) -> None:
+        """Act on `package`.
+
+        Args:
+            package: The implementation package whose objects are rewritten.
+            shown_as: An internal alias's path, mapped to the path of the public type shown.
+            type_variables_shown_as: A private type variable's path, mapped to the name it
+                is shown under in place of the one `_shown_name` gives it.
+        """
         super().__init__()
         self.package = package
         self.shown_as = dict(shown_as or {})
+        self.type_variables_shown_as = dict(type_variables_shown_as or {})
 
     @override
     def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
@@ -152,9 +198,22 @@ class ReadableSignatures(griffe.Extension):
             obj.path: variable
             for obj in objects
             if isinstance(obj, griffe.Attribute)
-            and (variable := _type_variable(obj)) is not None
             and _is_private(obj.name)
+            and (
+                variable := _type_variable(
+                    obj, self.type_variables_shown_as.get(obj.path, _shown_name(obj.name))
+                )
+            )
+            is not None
         }
+        for path in sorted(set(self.type_variables_shown_as) - set(variables)):
+            _LOG.warning(
+                "readable_signatures: %s is no private type variable; drop it from "
+                "type_variables_shown_as",
+                path,
+            )
+        for obj in objects:
+            _warn_of_ambiguous_names(obj, variables)
         # Decide everything from the names as written, then rename: a renamed name no
         # longer resolves to its declaration.
         for obj in objects:

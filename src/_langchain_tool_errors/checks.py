@@ -39,18 +39,47 @@ def _describe(value: object) -> str:
 
 
 class MissingHandlerError(TypeError, ValueError):
-    """No handler: a `TypeError` like the static error, a `ValueError` like langchain's."""
+    """A middleware or a route was built without a handler.
+
+    The runtime twin of the type error every checker reports for such a call: a
+    `TypeError`, as the static error is, and a `ValueError`, as langchain's own
+    `ToolErrorMiddleware` raises, so code that catches either keeps working. Its message
+    names the calls that build one properly.
+
+    Example:
+        ```python
+        from typing import Any
+
+        from langchain_tool_errors import MissingHandlerError, ToolErrorMiddleware
+
+        untyped: Any = ToolErrorMiddleware  # as code no checker reads would call it
+        try:
+            untyped()
+        except MissingHandlerError as error:
+            assert isinstance(error, ValueError)  # and a TypeError, as its class says
+            assert "ToolErrorMiddleware.from_routes" in str(error)
+        ```
+    """
+
+    # A traceback names the class by its module: the public one, where it is imported from.
+    __module__ = "langchain_tool_errors"
 
 
 def require_a_handler(
-    on_error: object, aon_error: object, owner: str = "ToolErrorMiddleware(on_error)"
+    on_error: object,
+    aon_error: object,
+    owner: str = "ToolErrorMiddleware(on_error)",
+    instead: str = "",
 ) -> None:
-    """At least one of `on_error` and `aon_error` is given (`owner` shows the call to make)."""
+    """At least one of `on_error` and `aon_error` is given.
+
+    `owner` shows the call to make; `instead`, another way to build one, if there is.
+    """
     if on_error is None and aon_error is None:
         called = owner.split("(")[0]
         msg = (
             f"{called}() was given no handler: pass a sync `on_error` "
-            f"({owner}), an async `aon_error=`, or both."
+            f"({owner}), an async `aon_error=`, or both{instead}."
         )
         raise MissingHandlerError(msg)
 

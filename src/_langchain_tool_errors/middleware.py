@@ -29,7 +29,6 @@ from _langchain_tool_errors.budget import (
     ErrorBudget,
     ToolErrorBudgetExceeded,
 )
-from _langchain_tool_errors.building import state_update
 from _langchain_tool_errors.checks import (
     reject_async_on_error,
     reject_routes_keyword,
@@ -110,6 +109,11 @@ _AsyncContentT = TypeVar("_AsyncContentT", bound=ToolErrorContent, default=ToolE
 _ExceptionT = TypeVar("_ExceptionT", bound=Exception, default=Exception)
 _ModeT = TypeVar("_ModeT", bound=HandlerMode)
 
+
+_FROM_ROUTES = (
+    "; or, to send each kind of failure to a handler of its own, build it with "
+    "ToolErrorMiddleware.from_routes([Route(KeyError, on_error), ...])"
+)
 
 _ASYNC_ONLY = (
     "{name} has only an async handler (`aon_error`), and the agent is running on the sync "
@@ -296,7 +300,9 @@ class ToolErrorMiddleware(
                 each told of every failure this middleware sees with its `ToolFailure`,
                 as it is settled. What one raises is logged and never changes the run.
             name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
-                Give each instance in one agent its own name.
+                Give each instance in one agent its own name: two with one name end in
+                langchain's `AssertionError: Please remove duplicate middleware
+                instances.` when the agent is built.
             routes: Not taken here (a type error too): routes are built with
                 `ToolErrorMiddleware.from_routes(routes)`, and the error says so.
 
@@ -304,13 +310,13 @@ class ToolErrorMiddleware(
             TypeError: A handler is missing, not callable, or async where a sync one is
                 expected; or `exceptions`, `tools`, `budget`, `record_failures`,
                 `listeners` or `name` has the wrong type, or a listener cannot be called
-                with one argument; or `routes=` is given. A missing handler raises an error that is
-                also a `ValueError`.
+                with one argument; or `routes=` is given. A missing handler raises
+                `MissingHandlerError`, which is also a `ValueError`.
             ValueError: `exceptions` or `tools` is empty, `exceptions` names a
                 LangGraph control-flow signal, or `error_prefix` is empty.
         """
         reject_routes_keyword(routes)
-        require_a_handler(on_error, aon_error)
+        require_a_handler(on_error, aon_error, instead=_FROM_ROUTES)
         require_callable("on_error", on_error)
         require_callable("aon_error", aon_error)
         reject_async_on_error(on_error)
@@ -845,7 +851,7 @@ class ToolErrorMiddleware(
                 record = recorder.failure(failure, request, route, "answered")
                 if recorder.keeps:
                     update[FAILURES_KEY] = [record]
-            return state_update(update), record
+            return Command(update=update), record
         try:
             spent = accounts.spend(failure, request, request.state.get(COUNTS_KEY) or {}, route)
         except ToolErrorBudgetExceeded as stop:
@@ -863,7 +869,7 @@ class ToolErrorMiddleware(
                 record = stop.failure
                 if recorder.keeps:
                     update[FAILURES_KEY] = [record]
-            return state_update(update), record
+            return Command(update=update), record
         told, increments = (None, None) if spent is None else spent
         update = {"messages": [told or message], SETTLED_KEY: mark}
         if increments is not None:
@@ -873,7 +879,7 @@ class ToolErrorMiddleware(
             record = recorder.failure(failure, request, route, outcome)
             if recorder.keeps:
                 update[FAILURES_KEY] = [record]
-        return state_update(update), record
+        return Command(update=update), record
 
     def _finish(
         self,
@@ -962,12 +968,12 @@ def _settled_answer(message: ToolMessage, request: ToolCallRequest) -> ToolMessa
     """
     if SETTLED_KEY not in request.state:
         return message
-    return state_update({"messages": [message], SETTLED_KEY: settled(message.tool_call_id)})
+    return Command(update={"messages": [message], SETTLED_KEY: settled(message.tool_call_id)})
 
 
 def _settled_closed(answer: ToolMessage) -> Command[Any]:
     """A closed tool's answer, marked as this package's own: no middleware counts it."""
-    return state_update({"messages": [answer], SETTLED_KEY: own(answer.tool_call_id)})
+    return Command(update={"messages": [answer], SETTLED_KEY: own(answer.tool_call_id)})
 
 
 _Settled: TypeAlias = tuple[

@@ -61,13 +61,24 @@ class Route(Generic[_ModeT_co]):
 
     Example:
         ```python
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import Route, ToolErrorMiddleware
+        from langchain_tool_errors.handlers import report_type_only
+
+
         def missing_record(exc: KeyError, request: ToolCallRequest) -> str:
             return f"No record {exc.args[0]!r}; check the id and try again."
+
+
+        def try_later(exc: TimeoutError | ConnectionError, request: ToolCallRequest) -> str:
+            return f"`{request.tool_call['name']}` is unreachable; try again later."
+
 
         middleware = ToolErrorMiddleware.from_routes(
             [
                 Route(KeyError, missing_record, tools=["lookup"]),
-                Route((TimeoutError, ConnectionError), explain),
+                Route((TimeoutError, ConnectionError), try_later),
                 Route(Exception, report_type_only),
             ]
         )
@@ -209,7 +220,10 @@ class Route(Generic[_ModeT_co]):
 
         Example:
             ```python
-            assert Route(KeyError, explain).exceptions == (KeyError,)
+            from langchain_tool_errors import Route
+            from langchain_tool_errors.handlers import report_type_only
+
+            assert Route(KeyError, report_type_only).exceptions == (KeyError,)
             ```
         """
         return self._exceptions
@@ -223,6 +237,9 @@ class Route(Generic[_ModeT_co]):
 
         Example:
             ```python
+            from langchain_tool_errors import Route
+            from langchain_tool_errors.handlers import report_type_only
+
             assert Route(Exception, report_type_only).on_error is report_type_only
             ```
         """
@@ -234,7 +251,16 @@ class Route(Generic[_ModeT_co]):
 
         Example:
             ```python
-            assert Route(Exception, aon_error=aexplain).aon_error is aexplain
+            from langgraph.prebuilt.tool_node import ToolCallRequest
+
+            from langchain_tool_errors import Route
+
+
+            async def name_the_type(exc: Exception, request: ToolCallRequest) -> str:
+                return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
+
+
+            assert Route(Exception, aon_error=name_the_type).aon_error is name_the_type
             ```
         """
         return self._aon_error
@@ -245,7 +271,10 @@ class Route(Generic[_ModeT_co]):
 
         Example:
             ```python
-            route = Route(KeyError, explain, tools=["lookup"])
+            from langchain_tool_errors import Route
+            from langchain_tool_errors.handlers import report_type_only
+
+            route = Route(KeyError, report_type_only, tools=["lookup"])
             assert route.selected_tools == frozenset({"lookup"})
             ```
         """
@@ -257,7 +286,10 @@ class Route(Generic[_ModeT_co]):
 
         Example:
             ```python
-            route = Route(TimeoutError, explain, budget=ErrorBudget(per_tool=2))
+            from langchain_tool_errors import ErrorBudget, Route
+            from langchain_tool_errors.handlers import report_type_only
+
+            route = Route(TimeoutError, report_type_only, budget=ErrorBudget(per_tool=2))
             assert route.budget is not None and route.budget.per_tool == 2
             ```
         """

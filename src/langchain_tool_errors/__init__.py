@@ -9,6 +9,7 @@ the run (`record_failures=True`) and told to listeners as it happens.
 """
 
 from _langchain_tool_errors.budget import ErrorBudget, ToolErrorBudgetExceeded
+from _langchain_tool_errors.checks import MissingHandlerError
 from _langchain_tool_errors.failures import (
     FailureKind,
     FieldError,
@@ -50,6 +51,7 @@ __all__ = [
     "InnerMiddlewareError",
     "InvalidArguments",
     "MalformedToolCall",
+    "MissingHandlerError",
     "OnError",
     "ReportedFailure",
     "Route",

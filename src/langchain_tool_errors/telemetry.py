@@ -3,8 +3,9 @@
 `OpenTelemetryListener` puts each failure a `ToolErrorMiddleware` settles on its tool
 call's `execute_tool` span, by the OpenTelemetry GenAI conventions, and counts it on the
 counter `langchain_tool_errors.tool.failures`. It needs the OpenTelemetry API, which the
-`otel` extra installs: `pip install "langchain-tool-errors[otel]"`. Only this module
-imports it; `langchain_tool_errors` itself does not.
+`otel` extra installs (`pip install "/path/to/langchain-tool-errors[otel]"` from a
+checkout), or `pip install opentelemetry-api`. Only this module imports it;
+`langchain_tool_errors` itself does not.
 
 Example:
     ```python
@@ -26,8 +27,8 @@ except ImportError as _missing:
         raise
     _message = (
         "langchain_tool_errors.telemetry needs the OpenTelemetry API (the opentelemetry-api "
-        f"package), which could not be imported: {_missing}. Install it with the `otel` "
-        'extra: pip install "langchain-tool-errors[otel]"'
+        f"package), which could not be imported: {_missing}. Install it: pip install "
+        "opentelemetry-api (or the package's `otel` extra)"
     )
     raise ImportError(_message) from _missing
 

@@ -290,7 +290,11 @@ def test_a_stop_whose_step_was_not_saved_is_saved_when_the_run_is_retried(
     with pytest.raises(lost):
         run_with(agent, path, durability)
     assert saver.failed
-    assert not state_of(agent, CONFIG).get(STOPS)
+    if durability == "sync":
+        assert not state_of(agent, CONFIG).get(STOPS)
+    # With "async", langgraph 1.2.24 leaves the thread without the stop; with 1.2.12, the
+    # oldest supported, the thread holds it all the same. Either way the retry below saves
+    # the stop once.
 
     with pytest.raises(ToolErrorBudgetExceeded) as retried:
         rerun(agent, path, CONFIG)

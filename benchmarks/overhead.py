@@ -76,6 +76,15 @@ def _request(name: str = "search") -> ToolCallRequest:
 
 
 REQUEST = _request()
+IN_A_RUN = REQUEST.override(
+    state={
+        "messages": [
+            HumanMessage("Find it."),
+            AIMessage("", tool_calls=[ToolCall(name="search", args={}, id="call-1")]),
+        ]
+    }
+)
+"""The same call in a run's state: the model's reply, whose one call this is, is last."""
 SUCCESS = ToolMessage(content="ok", tool_call_id="call-1", name="search")
 REPORTED = ToolMessage(
     content="search could not answer", tool_call_id="call-1", name="search", status="error"
@@ -158,9 +167,11 @@ class _BareAsyncHook:
         return await handler(request)
 
 
-def _hook(hook: Callable[[ToolCallRequest, Any], _R], handler: Any) -> Callable[[], _R]:
+def _hook(
+    hook: Callable[[ToolCallRequest, Any], _R], handler: Any, request: ToolCallRequest = REQUEST
+) -> Callable[[], _R]:
     """A hook bound once, as `create_agent` binds it when it builds the agent, then called."""
-    return lambda: hook(REQUEST, handler)
+    return lambda: hook(request, handler)
 
 
 def _try(call: Callable[[], object]) -> Callable[[], object]:
@@ -207,6 +218,7 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
     ours_tells = ToolErrorMiddleware(
         _explain, budget=ErrorBudget(per_tool=10**9, when_spent="tell")
     )
+    ours_in_a_row = ToolErrorMiddleware(_explain, budget=ErrorBudget(consecutive=10**9))
     ours_kinds = ToolErrorMiddleware.from_routes(
         [Route(InvalidArguments, report_invalid_fields), Route(Exception, _explain)]
     )
@@ -232,6 +244,7 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
                 "ours budget": _loop(_hook(ours_budget.wrap_tool_call, _succeed)),
                 "ours budget B": _loop(_hook(ours_budget_b.wrap_tool_call, _succeed)),
                 "ours budget tell": _loop(_hook(ours_tells.wrap_tool_call, _succeed)),
+                "ours in a row": _loop(_hook(ours_in_a_row.wrap_tool_call, _succeed, IN_A_RUN)),
                 "ours budget error": _loop(_hook(ours_budget.wrap_tool_call, _fail)),
                 "ours kinds": _loop(_hook(ours_kinds.wrap_tool_call, _succeed)),
                 "ours budget reported": _loop(_hook(ours_budget.wrap_tool_call, _report)),
@@ -290,6 +303,10 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
         Figure(
             "success path with a 'tell' budget: overhead",
             *_over(sync, "direct", us, ours="ours budget tell"),
+        ),
+        Figure(
+            "success path with a consecutive budget: overhead",
+            *_over(sync, "direct", us, ours="ours in a row"),
         ),
         Figure(
             "handled-error path with a budget",
@@ -847,6 +864,8 @@ def main(argv: Sequence[str] | None = None) -> int:
          by_name["success path with a budget: overhead"].ratio <= 1.0),
         ("success path with a 'tell' budget <= 1.0 x langchain's",
          by_name["success path with a 'tell' budget: overhead"].ratio <= 1.0),
+        ("success path with a consecutive budget <= 1.0 x langchain's",
+         by_name["success path with a consecutive budget: overhead"].ratio <= 1.0),
         ("success path with a route for invalid arguments <= 1.0 x langchain's",
          by_name["success path, a route for invalid arguments: overhead"].ratio <= 1.0),
         ("async success path with a budget <= 1.0 x langchain's",

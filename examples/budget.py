@@ -3,6 +3,8 @@
 The scripted model below does what a real model sometimes does with an error message: it
 calls the same broken tool again, turn after turn. Without a budget the run goes on until
 the script ends (with a real model: until langchain's recursion limit of 9,999 steps).
+Last, a flaky tool that fails twice and then answers, over and over: a limit of failures
+in a row lets it keep recovering, where a limit per tool stops it.
 
 Run: `.venv/bin/python examples/budget.py`
 """
@@ -17,7 +19,7 @@ from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariab
 from langchain.agents.middleware.types import InputAgentState
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import Runnable
-from langchain_core.tools import tool
+from langchain_core.tools import BaseTool, tool
 
 from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
@@ -42,10 +44,34 @@ def build_agent(middleware: ToolErrorMiddleware) -> Runnable[InputAgentState, di
     return create_agent(model, tools=[weather], middleware=[middleware])
 
 
-def ask(agent: Runnable[InputAgentState, dict[str, Any]]) -> None:
-    """Ask for the weather and print the conversation, or how the run was stopped."""
+def flaky_quote() -> BaseTool:
+    """A `quote` tool whose service fails twice, then answers, and so on."""
+    calls: list[int] = []
+
+    @tool
+    def quote(symbol: str) -> str:
+        """The price of a stock."""
+        calls.append(1)
+        if len(calls) % 3:
+            raise TimeoutError("quote service timed out")
+        return f"{symbol}: 42.00"
+
+    return quote
+
+
+def build_quote_agent(middleware: ToolErrorMiddleware) -> Runnable[InputAgentState, dict[str, Any]]:
+    """An agent whose model asks for a quote six times, then answers."""
+    call = AIMessage("", tool_calls=[{"name": "quote", "args": {"symbol": "ACME"}, "id": "q"}])
+    model = ScriptedChatModel(script=[Repeat(call, times=6), AIMessage("ACME is at 42.00.")])
+    return create_agent(model, tools=[flaky_quote()], middleware=[middleware])
+
+
+def ask(
+    agent: Runnable[InputAgentState, dict[str, Any]], question: str = "Weather in Oslo?"
+) -> None:
+    """Ask the question and print the conversation, or how the run was stopped."""
     try:
-        result = agent.invoke({"messages": [HumanMessage("Weather in Oslo?")]})
+        result = agent.invoke({"messages": [HumanMessage(question)]})
     except ToolErrorBudgetExceeded as spent:
         print(f"stopped: {spent}")
         print(f"  caused by: {spent.__cause__!r}")
@@ -64,3 +90,13 @@ print()
 print('when_spent="tell": the model is told once; the tool never runs again in the run.')
 tell = ErrorBudget(per_tool=2, when_spent="tell")
 ask(build_agent(ToolErrorMiddleware(report_type_only, budget=tell)))
+
+print()
+print("A flaky tool, budget=ErrorBudget(per_tool=2): its third failure stops the run.")
+per_tool = ErrorBudget(per_tool=2)
+ask(build_quote_agent(ToolErrorMiddleware(report_type_only, budget=per_tool)), "ACME's price?")
+
+print()
+print("budget=ErrorBudget(consecutive=2): each success starts the count again.")
+in_a_row = ErrorBudget(consecutive=2)
+ask(build_quote_agent(ToolErrorMiddleware(report_type_only, budget=in_a_row)), "ACME's price?")

@@ -4,6 +4,8 @@ The scripted model keeps calling `lookup` with a record id that is not a number.
 never runs: LangGraph's ToolNode answers the call itself, with the value the model sent,
 so no exception ever reaches a tool-error handler. With a budget the loop is stopped; with
 a route for invalid arguments the model reads which field is wrong and what it expects.
+Last, a reply whose only call was cut short: alone it ends the run with an empty answer;
+with a budget, the model reads why and calls again in the same run.
 
 Run: `.venv/bin/python examples/failures.py`
 """
@@ -17,6 +19,7 @@ from typing import Any
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware.types import InputAgentState
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import Runnable
 from langchain_core.tools import tool
 from langgraph.errors import GraphRecursionError
@@ -50,6 +53,24 @@ def build_agent(middleware: ToolErrorMiddleware) -> Runnable[InputAgentState, di
     model = ScriptedChatModel(
         script=[Repeat(CALL_LOOKUP, times=4), AIMessage("I could not find the record.")]
     )
+    return create_agent(model, tools=[lookup], middleware=[middleware])
+
+
+CUT_SHORT = AIMessage(
+    "",
+    invalid_tool_calls=[
+        invalid_tool_call(name="lookup", args='{"record_id": 1', id="cut", error="not JSON")
+    ],
+)
+"""A reply whose only call was cut short: its arguments are not JSON, so nothing can run."""
+
+
+def build_cut_short_agent(
+    middleware: ToolErrorMiddleware,
+) -> Runnable[InputAgentState, dict[str, Any]]:
+    """An agent whose model first sends only a cut-short call, then a good one."""
+    again = AIMessage("", tool_calls=[{"name": "lookup", "args": {"record_id": 17}, "id": "c2"}])
+    model = ScriptedChatModel(script=[CUT_SHORT, again, AIMessage("It is Ada Lovelace.")])
     return create_agent(model, tools=[lookup], middleware=[middleware])
 
 
@@ -97,3 +118,9 @@ ask(
         )
     )
 )
+print()
+print("A reply of only a cut-short call ends the run with it: an empty answer.")
+ask(build_cut_short_agent(ToolErrorMiddleware(report_type_only)))
+print()
+print("With a budget (it counts malformed calls), the model reads why and calls again.")
+ask(build_cut_short_agent(ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))))

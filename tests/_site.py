@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import html.parser
 import http.server
+import re
 import threading
 import time
 import zlib
 from collections.abc import Generator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from typing_extensions import override
@@ -160,6 +161,75 @@ def api_blocks(page: Path) -> list[Block]:
     reader.feed(page.read_text(encoding="utf-8"))
     reader.close()
     return reader.blocks
+
+
+# A script of examples/ as a page cites it: `examples/budget.py`.
+_SCRIPT = re.compile(r"\bexamples/(\w+)\.py\b")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A script of `examples/` named on a page outside its code blocks."""
+
+    script: str
+    """The script's name without `.py` (`budget`)."""
+    href: str | None
+    """Where the link around it points, or None when it is not in a link."""
+
+
+@dataclass
+class ExamplesRead:
+    """What a built page says of `examples/`: its sections, and its citations of scripts."""
+
+    sections: dict[str, str] = field(default_factory=dict[str, str])
+    """Each `h2` section's text, exactly as shown (code blocks included), by the heading's id."""
+    citations: list[Citation] = field(default_factory=list[Citation])
+
+
+class _ExamplesReader(html.parser.HTMLParser):
+    """Reads a page into an `ExamplesRead`; a code block (`div.highlight`) is no citation."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.read = ExamplesRead()
+        self._open: list[tuple[str, str | None, bool]] = []  # tag, href, is a code block
+        self._section: str | None = None
+
+    @override
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _VOID:
+            return
+        attributes = dict(attrs)
+        if tag == "h2":
+            self._section = attributes.get("id")
+            if self._section is not None:
+                self.read.sections[self._section] = ""
+        code_block = tag == "div" and "highlight" in (attributes.get("class") or "").split()
+        self._open.append((tag, attributes.get("href") if tag == "a" else None, code_block))
+
+    @override
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _VOID or all(opened != tag for opened, _, _ in self._open):
+            return
+        while self._open and self._open.pop()[0] != tag:
+            pass
+
+    @override
+    def handle_data(self, data: str) -> None:
+        if self._section is not None:
+            self.read.sections[self._section] += data
+        if any(code_block for _, _, code_block in self._open):
+            return
+        href = next((href for tag, href, _ in reversed(self._open) if tag == "a"), None)
+        self.read.citations += [Citation(name, href) for name in _SCRIPT.findall(data)]
+
+
+def examples_read(page: Path) -> ExamplesRead:
+    """The `h2` sections of a built page and the scripts of `examples/` it cites."""
+    reader = _ExamplesReader()
+    reader.feed(page.read_text(encoding="utf-8"))
+    reader.close()
+    return reader.read
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -631,6 +631,16 @@ def test_the_repr_shows_each_budget() -> None:
     assert "budget" not in repr(ToolErrorMiddleware(report_type_only))
 
 
+def test_the_repr_of_a_budget_shows_the_kinds_it_counts_and_only_those_it_narrows() -> None:
+    narrowed = ErrorBudget(per_tool=3, kinds=("exception", "unknown_tool"))
+
+    assert repr(narrowed) == (
+        "ErrorBudget(per_tool=3, per_run=None, when_spent='stop', "
+        "kinds=('exception', 'unknown_tool'))"
+    )
+    assert "kinds" not in repr(ErrorBudget(per_tool=3))
+
+
 def test_a_route_budget_that_is_not_an_error_budget_fails_at_construction() -> None:
     untyped_route: Any = Route
 
@@ -753,6 +763,12 @@ BAD_BUDGETS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     "a float": (lambda: Untyped(per_tool=2.5), TypeError, "`per_tool` must be a positive int"),
     "a bool": (lambda: Untyped(per_tool=True), TypeError, "(bool)"),
     "a str": (lambda: Untyped(per_run="3"), TypeError, "`per_run` must be a positive int"),
+    "consecutive as a str": (
+        lambda: Untyped(consecutive="2"),
+        TypeError,
+        "`consecutive` must be a positive int or None, but got '2' (str)",
+    ),
+    "consecutive of zero": (lambda: Untyped(consecutive=0), ValueError, "`consecutive`"),
     "no limit": (lambda: Untyped(), ValueError, "no limit"),
     "an unknown when_spent": (
         lambda: Untyped(per_tool=1, when_spent="retry"),

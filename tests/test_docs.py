@@ -17,10 +17,14 @@
   scrolls sideways), and no line of code wraps inside a word (`middlewar|e`).
 - The landing page's "Where to go next" links to every guide, and the reference shows a
   type parameter under one name everywhere (`ExceptionT`, never `ExcT_co`).
+- The Examples guide has a section for every script in `examples/`, with the summary of its
+  docstring, its whole source and its recorded output; and wherever a page names a script
+  (`examples/budget.py`) outside a code block, the name links to that section.
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
 import os
 import pydoc
@@ -30,6 +34,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin
 
 import pytest
 
@@ -37,7 +42,7 @@ import langchain_tool_errors
 from langchain_tool_errors import handlers, telemetry, testing
 from tests._chromium import INSTALL, Chromium, find_chromium
 from tests._processes import ROOT
-from tests._site import Build, api_blocks, build, inventory, served
+from tests._site import Build, api_blocks, build, examples_read, inventory, served
 from tests.conftest import FIGURES
 
 if TYPE_CHECKING:
@@ -75,7 +80,8 @@ def test_the_site_builds_in_strict_mode(site: Build) -> None:
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     copy = tmp_path / "repo"
-    for name in ("docs", "src"):
+    # Everything the site includes: the Examples guide shows the scripts and their output.
+    for name in ("docs", "src", "examples", "tests/examples_output"):
         shutil.copytree(ROOT / name, copy / name)
     for name in ("mkdocs.yml", "README.md", "CHANGELOG.md"):
         shutil.copy2(ROOT / name, copy / name)
@@ -353,6 +359,68 @@ def test_where_to_go_next_on_the_landing_page_links_to_every_guide(site: Build) 
     assert [guide for guide in guides if guide not in linked] == []
     assert all((site.site / "guides" / guide).with_suffix(".html").exists() for guide in guides)
     FIGURES.append(f"docs: 'Where to go next' links to all {len(guides)} guides")
+
+
+EXAMPLES_PAGE = "guides/examples.html"
+SCRIPTS = sorted((ROOT / "examples").glob("*.py"))
+
+
+def _docstring_summary(source: str) -> str:
+    """A module's docstring's first paragraph, as a page shows its words."""
+    docstring = ast.get_docstring(ast.parse(source)) or ""
+    return " ".join(docstring.split("\n\n", 1)[0].replace("`", "").split())
+
+
+def test_the_examples_guide_shows_every_script_with_its_summary_source_and_output(
+    site: Build,
+) -> None:
+    sections = examples_read(site.site / EXAMPLES_PAGE).sections
+
+    wrong: list[str] = []
+    for script in SCRIPTS:
+        source = script.read_text(encoding="utf-8")
+        output = ROOT / "tests" / "examples_output" / f"{script.stem}.txt"
+        shown = sections.get(script.stem)
+        if shown is None:
+            wrong.append(f"{script.name}: no section #{script.stem}")
+            continue
+        expected = {
+            "docstring's summary": _docstring_summary(source) in " ".join(shown.split()),
+            "source": source.rstrip("\n") in shown,
+            "recorded output": output.read_text(encoding="utf-8").rstrip("\n") in shown,
+        }
+        wrong += [f"{script.name}: no {part}" for part, found in expected.items() if not found]
+
+    assert len(SCRIPTS) > 10, f"too few scripts found: {len(SCRIPTS)}"
+    assert wrong == [], "\n".join(wrong)
+    FIGURES.append(
+        f"docs: the Examples guide shows all {len(SCRIPTS)} scripts, each with its summary, "
+        "source and recorded output"
+    )
+
+
+def test_a_script_a_page_cites_links_to_its_section_of_the_examples_guide(site: Build) -> None:
+    sections = examples_read(site.site / EXAMPLES_PAGE).sections
+
+    wrong: list[str] = []
+    citing: set[str] = set()
+    cited = 0
+    for page in sorted(site.site.rglob("*.html")):
+        where = page.relative_to(site.site).as_posix()
+        for citation in examples_read(page).citations:
+            cited += 1
+            citing.add(where)
+            section = f"{EXAMPLES_PAGE}#{citation.script}"
+            target = None if citation.href is None else urljoin(where, citation.href)
+            if target != section or citation.script not in sections:
+                wrong.append(f"{where}: examples/{citation.script}.py links to {target}")
+
+    assert {"index.html", "changelog.html", "guides/budgets.html"} <= citing, citing
+    assert wrong == [], "\n".join(wrong)
+    FIGURES.append(
+        f"docs: {cited} citations of a script in examples/, on {len(citing)} pages, each "
+        "linked to its section of the Examples guide"
+    )
 
 
 # A type variable as written in the implementation (`_ExcT_co`), not as the reference

@@ -1,8 +1,9 @@
 """Every public symbol documents itself with an example, and every example type-checks and runs.
 
 IDE hover shows these docstrings, so their examples are checked like the README's: each
-```python block becomes a module after the names it takes as given (`GIVEN`), then mypy
---strict and pyright strict must report nothing and the module must run.
+```python block becomes a module as written (`GIVEN` is empty: each example imports and
+defines what it uses), then mypy --strict and pyright strict must report nothing and the module
+must run.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests._processes import ROOT
-from tests._snippets import Snippet, definitions, module_text, run_all, type_check
+from tests._snippets import Snippet, module_text, run_all, type_check
 from tests.conftest import FIGURES
 
 PUBLIC_MODULES = (
@@ -31,141 +32,8 @@ PUBLIC_MODULES = (
 SOURCES = (ROOT / "src" / "langchain_tool_errors", ROOT / "src" / "_langchain_tool_errors")
 _BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
-GIVEN = definitions(
-    """
-import asyncio
-import logging
-from collections.abc import Sequence
-from typing import Any
-
-from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain.agents.middleware.types import InputAgentState
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.runnables import Runnable
-from langchain_core.tools import ToolException, tool
-from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
-from langgraph.types import Command
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-from langchain_tool_errors import (
-    AFailureListener,
-    AOnError,
-    AsyncOnly,
-    ErrorBudget,
-    FailureKind,
-    FailureListener,
-    FailureOutcome,
-    FieldError,
-    HandlerMode,
-    InnerMiddlewareError,
-    InvalidArguments,
-    MalformedToolCall,
-    OnError,
-    ReportedFailure,
-    Route,
-    SyncCapable,
-    ToolErrorBudgetExceeded,
-    ToolErrorContent,
-    ToolErrorMiddleware,
-    ToolFailure,
-    ToolReportedError,
-    ToolSelection,
-    UnknownTool,
-)
-from langchain_tool_errors.handlers import (
-    LOGGER,
-    alog_handled,
-    log_handled,
-    report_invalid_fields,
-    report_kind_only,
-    report_known_tools,
-    report_messages_of,
-    report_type_only,
-)
-from langchain_tool_errors.testing import Repeat, ScriptedChatModel, transcript
-
-
-@tool
-def search(query: str) -> str:
-    '''Search the web.'''
-    return f"results for {query}"
-
-
-@tool
-def lookup(record_id: str) -> str:
-    '''A record by id.'''
-    return f"record {record_id}"
-
-
-@tool
-def get_weather(city: str) -> str:
-    '''The weather in a city.'''
-    raise LookupError(city)
-
-
-def explain(exc: Exception, request: ToolCallRequest) -> str:
-    return f"{request.tool_call['name']} failed with {type(exc).__name__}"
-
-
-async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
-    return f"{request.tool_call['name']} failed with {type(exc).__name__}"
-
-
-my_async_handler = aexplain
-runtime: ToolRuntime[None, dict[str, Any]] = ToolRuntime(
-    state={}, context=None, config={}, stream_writer=lambda _: None, tool_call_id="c1", store=None
-)
-request = ToolCallRequest(
-    tool_call={"name": "search", "args": {"query": "x"}, "id": "c1", "type": "tool_call"},
-    tool=search,
-    state={},
-    runtime=runtime,
-)
-
-
-def run_failing_tool(request: ToolCallRequest) -> ToolMessage | Command[Any]:
-    raise TimeoutError("search timed out")
-
-
-async def arun_failing_tool(request: ToolCallRequest) -> ToolMessage | Command[Any]:
-    raise TimeoutError("search timed out")
-model = ScriptedChatModel(script=[AIMessage("done")])
-
-
-def build_weather_agent() -> Runnable[InputAgentState, dict[str, Any]]:
-    middleware = [ToolErrorMiddleware(report_type_only)]
-    return create_agent(model, tools=[get_weather], middleware=middleware)
-
-
-agent = build_weather_agent()
-failed = ToolMessage("lookup failed", tool_call_id="c1", status="error")
-model_request: ModelRequest[Any] = ModelRequest(
-    model=ScriptedChatModel(script=[AIMessage("ok")]), messages=[failed]
-)
-
-
-async def acall_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
-    return ModelResponse(result=[AIMessage("Trying another id.")])
-
-
-def tracer_provider_exporting_to(exporter: InMemorySpanExporter) -> TracerProvider:
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    return provider
-
-
-exported_spans = InMemorySpanExporter()
-tracer_provider = tracer_provider_exporting_to(exported_spans)
-meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
-""",
-    assignments=True,
-)
-"""What docstring examples may use without defining it: imports, tools, handlers, a model."""
+GIVEN: dict[str, str] = {}
+"""Nothing: every example imports and defines what it uses, so it runs as a reader copies it."""
 
 
 def _public_names() -> list[tuple[str, str]]:
@@ -219,7 +87,7 @@ def _documented() -> dict[str, str]:
 
 
 def _public_members() -> list[tuple[type, str]]:
-    """The public methods and properties our public classes define themselves."""
+    """The public methods, classmethods and properties our public classes define themselves."""
     classes = [
         value
         for module, name in _public_names()
@@ -229,7 +97,8 @@ def _public_members() -> list[tuple[type, str]]:
         (cls, member)
         for cls in classes
         for member, value in vars(cls).items()
-        if not member.startswith("_") and (inspect.isfunction(value) or isinstance(value, property))
+        if not member.startswith("_")
+        and (inspect.isfunction(value) or isinstance(value, (classmethod, property)))
     ]
 
 

@@ -58,6 +58,16 @@ def test_the_failures_guide_quotes_its_example_as_it_prints() -> None:
     assert all(line in printed for line in quoted), [line for line in quoted if line not in printed]
 
 
+def test_the_budgets_guide_quotes_its_example_as_it_prints() -> None:
+    guide = (ROOT / "docs" / "guides" / "budgets.md").read_text(encoding="utf-8")
+    blocks = [block.split("```", 1)[0] for block in guide.split("```text\n")[1:]]
+    printed = (RECORDED / "budget.txt").read_text(encoding="utf-8").splitlines()
+    quoted = [line for block in blocks for line in block.splitlines() if line != "..."]
+
+    assert len(blocks) == 2
+    assert all(line in printed for line in quoted), [line for line in quoted if line not in printed]
+
+
 def test_the_observability_guide_quotes_the_examples_real_spans() -> None:
     guide = (ROOT / "docs" / "guides" / "observability.md").read_text(encoding="utf-8")
     quoted = guide.split("```text\n", 1)[1].split("```", 1)[0]

@@ -9,12 +9,12 @@ sees; a model that keeps making the same mistake used to loop to the recursion l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
-from langchain_core.messages import AIMessage, InvalidToolCall, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from langgraph.errors import GraphRecursionError
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -355,6 +355,75 @@ def test_a_model_repeating_a_malformed_call_is_stopped_by_a_budget(path: Path) -
     assert spent.value.__cause__ is None
 
 
+MALFORMED_ONLY = AIMessage(
+    content="",
+    invalid_tool_calls=[
+        InvalidToolCall(
+            name="lookup",
+            args='{"record_id": ',
+            id="cut",
+            error="unexpected end",
+            type="invalid_tool_call",
+        )
+    ],
+)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_reply_of_only_malformed_calls_gets_a_second_chance_in_the_same_run(path: Path) -> None:
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=2))
+    good = AIMessage("", tool_calls=[call("lookup", "good", record_id=7)])
+    agent = agent_of([lookup_tool()], [middleware], [MALFORMED_ONLY, good, DONE])
+
+    result = run(agent, path)
+
+    answers = tool_messages(result)
+    assert answers["cut"].status == "error"
+    assert answers["good"].text == "record 7: ok"
+    assert result["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_model_sending_only_malformed_calls_is_stopped_by_a_budget(path: Path) -> None:
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=2))
+    agent = agent_of([lookup_tool()], [middleware], [Repeat(MALFORMED_ONLY)])
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, config={"recursion_limit": 60})
+
+    assert (spent.value.kind, spent.value.count, spent.value.tool) == (
+        "malformed_call",
+        3,
+        "lookup",
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("watching", [False, True])
+def test_a_reply_of_only_malformed_calls_ends_the_run_where_nothing_watches_them(
+    path: Path, watching: bool
+) -> None:
+    # A plain handler, or a budget whose middleware leaves the malformed call's tool alone:
+    # langchain's behaviour, the run ends with the reply.
+    middleware = (
+        ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=2), tools=["archive"])
+        if watching
+        else ToolErrorMiddleware(report_type_only)
+    )
+    called_again: list[bool] = []
+
+    def next_reply(messages: Sequence[BaseMessage]) -> AIMessage:
+        called_again.append(True)
+        return DONE
+
+    agent = agent_of([lookup_tool(), reporting_tool()], [middleware], [MALFORMED_ONLY, next_reply])
+
+    result = run(agent, path)
+
+    assert not called_again
+    assert result["messages"][-1].invalid_tool_calls == MALFORMED_ONLY.invalid_tool_calls
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_a_spent_tell_budget_tells_the_model_a_tool_does_not_exist(path: Path) -> None:
     _, _, looping = LOOPS["unknown_tool"]
@@ -580,6 +649,11 @@ def json_schema_of(schema: dict[str, object]) -> BaseTool:
 
 ADDRESS = {"type": "object", "properties": {"zip": {"type": "string", "minLength": 5}}}
 OPTIONAL_INT = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+POINT = {"type": "object", "properties": {"x": {"type": "integer"}}}
+NODE = {
+    "type": "object",
+    "properties": {"child": {"$ref": "#/$defs/Node"}, "v": {"type": "integer"}},
+}
 
 # Each case: a JSON schema's properties (and its other keywords), the arguments, and what
 # it refuses in them, as `FieldError`s (field, expected). None of them quotes a value sent.
@@ -632,6 +706,162 @@ REFUSED: dict[str, tuple[dict[str, object], dict[str, object], list[tuple[str, s
         {"n": -1.5},
         [("n", "Input should be greater than or equal to 0")],
     ),
+    "no value is allowed": (
+        {"properties": {"a": False}},
+        {"a": 1},
+        [("a", "No value is allowed here")],
+    ),
+    "const": (
+        {"properties": {"c": {"const": "on"}}},
+        {"c": "off"},
+        [("c", 'Input should be "on"')],
+    ),
+    "true is not the constant 1": (
+        {"properties": {"c": {"const": 1}}},
+        {"c": True},
+        [("c", "Input should be 1")],
+    ),
+    "1 is not the choice true": (
+        {"properties": {"c": {"enum": [True, None]}}},
+        {"c": 1},
+        [("c", "Input should be true or null")],
+    ),
+    "a list of types": (
+        {"properties": {"a": {"type": ["string", "integer", "null"]}}},
+        {"a": 2.5},
+        [("a", "Input should be a valid string, a valid integer or null")],
+    ),
+    "each type": (
+        {
+            "properties": {
+                "b": {"type": "boolean"},
+                "o": {"type": "object"},
+                "l": {"type": "array"},
+                "z": {"type": "null"},
+                "n": {"type": "number"},
+            }
+        },
+        {"b": 1, "o": [1], "l": {"k": 1}, "z": 0, "n": True},
+        [
+            ("b", "Input should be a valid boolean"),
+            ("o", "Input should be an object"),
+            ("l", "Input should be an array"),
+            ("z", "Input should be null"),
+            ("n", "Input should be a valid number"),
+        ],
+    ),
+    "allOf": (
+        {"properties": {"n": {"allOf": [{"type": "integer"}, {"minimum": 3}]}}},
+        {"n": 1},
+        [("n", "Input should be greater than or equal to 3")],
+    ),
+    "oneOf": (
+        {"properties": {"n": {"oneOf": [{"type": "integer"}, {"type": "boolean"}]}}},
+        {"n": "x"},
+        [("n", "Input should be a valid integer or a valid boolean")],
+    ),
+    "a choice the value fails inside": (
+        {"properties": {"p": {"anyOf": [POINT, {"type": "string"}]}}},
+        {"p": {"x": "y"}},
+        [("p.x", "Input should be a valid integer")],
+    ),
+    "two choices the value fails inside": (
+        {"properties": {"p": {"anyOf": [POINT, {**POINT, "required": ["z"]}]}}},
+        {"p": {"x": "y"}},
+        [("p", "Input fits none of the choices allowed here")],
+    ),
+    "choices refusing more than the type": (
+        {"properties": {"s": {"anyOf": [{"type": "string", "minLength": 5}, {"type": "integer"}]}}},
+        {"s": "abc"},
+        [("s", "Input fits none of the choices allowed here")],
+    ),
+    "exclusive bounds and a maximum": (
+        {
+            "properties": {
+                "lo": {"exclusiveMinimum": 0},
+                "hi": {"exclusiveMaximum": 10},
+                "top": {"maximum": 10},
+            }
+        },
+        {"lo": 0, "hi": 10, "top": 11},
+        [
+            ("lo", "Input should be greater than 0"),
+            ("hi", "Input should be less than 10"),
+            ("top", "Input should be less than or equal to 10"),
+        ],
+    ),
+    "a string's and an array's length": (
+        {"properties": {"s": {"maxLength": 3}, "l": {"minItems": 2.0}}},
+        {"s": "abcd", "l": [1]},
+        [
+            ("s", "String should have at most 3 characters"),
+            ("l", "Array should have at least 2 items"),
+        ],
+    ),
+    "prefixItems, then items": (
+        {
+            "properties": {
+                "t": {
+                    "prefixItems": [{"type": "string"}, {"type": "integer"}],
+                    "items": {"type": "boolean"},
+                }
+            }
+        },
+        {"t": ["a", "b", 1]},
+        [("t.1", "Input should be a valid integer"), ("t.2", "Input should be a valid boolean")],
+    ),
+    "items as a list": (
+        {"properties": {"t": {"items": [{"type": "string"}]}}},
+        {"t": [1, 2]},
+        [("t.0", "Input should be a valid string")],
+    ),
+    "additionalProperties as a schema": (
+        {"properties": {"a": {}}, "additionalProperties": {"type": "integer"}},
+        {"a": "x", "extra": "y"},
+        [("extra", "Input should be a valid integer")],
+    ),
+    "escaped $ref": (
+        {
+            "properties": {"a": {"$ref": "#/$defs/a~1b"}, "b": {"$ref": "#/$defs/c~0d"}},
+            "$defs": {"a/b": {"type": "integer"}, "c~d": {"type": "string"}},
+        },
+        {"a": "x", "b": 1},
+        [("a", "Input should be a valid integer"), ("b", "Input should be a valid string")],
+    ),
+    "a $ref to itself, deeper": (
+        {"properties": {"root": {"$ref": "#/$defs/Node"}}, "$defs": {"Node": NODE}},
+        {"root": {"child": {"child": {"v": "x"}}}},
+        [("root.child.child.v", "Input should be a valid integer")],
+    ),
+    "the arguments as a whole": (
+        {"enum": [{"a": 1}]},
+        {"a": 2},
+        [("(arguments)", 'Input should be {"a": 1}')],
+    ),
+    "every refusal at one path": (
+        {
+            "properties": {
+                "n": {"const": 5, "allOf": [{"minimum": 3}, {"maximum": 0}]},
+                "m": {"const": 5, "anyOf": [{"$ref": "#/$defs/Text"}, {"type": "boolean"}]},
+                "r": {"allOf": [{"$ref": "#/$defs/Text"}]},
+            },
+            "$defs": {"Text": {"type": "string"}},
+        },
+        {"n": 1, "m": 1, "r": 1},
+        [
+            ("n", "Input should be 5"),
+            ("n", "Input should be greater than or equal to 3"),
+            ("n", "Input should be less than or equal to 0"),
+            ("m", "Input should be 5"),
+            ("m", "Input should be a valid string or a valid boolean"),
+            ("r", "Input should be a valid string"),
+        ],
+    ),
+    "nested required": (
+        {"properties": {"o": {"type": "object", "properties": {"x": {}}, "required": ["x", 3]}}},
+        {"o": {}},
+        [("o.x", "Field required")],
+    ),
 }
 
 
@@ -653,6 +883,51 @@ ACCEPTED: dict[str, tuple[dict[str, object], dict[str, object]]] = {
     "unknown format": ({"a": {"type": "string", "format": "email"}}, {"a": "x"}),
     "open object": ({"a": {"type": "object"}}, {"a": {"anything": [1]}}),
     "a ref to itself": ({"a": {"$ref": "#/properties/a"}}, {"a": 1}),
+    "bounds kept at the bound": (
+        {
+            "lo": {"minimum": 0},
+            "hi": {"maximum": 10},
+            "xl": {"exclusiveMinimum": 0},
+            "xh": {"exclusiveMaximum": 10},
+            "s": {"minLength": 2, "maxLength": 2},
+            "l": {"minItems": 1, "maxItems": 1},
+        },
+        {"lo": 0, "hi": 10, "xl": 1, "xh": 9, "s": "ab", "l": [1]},
+    ),
+    "true is the constant true, and 1 a choice beside false": (
+        {"a": {"const": True}, "b": {"enum": [False, 1]}},
+        {"a": True, "b": 1},
+    ),
+    "an unknown type among the types": ({"a": {"type": ["string", "decimal"]}}, {"a": 1}),
+    "a value fitting one choice": (
+        {"a": {"anyOf": [{"type": "integer"}, {"type": "string"}]}},
+        {"a": "x"},
+    ),
+    "a value fitting two choices": (
+        {"a": {"oneOf": [{"type": "number"}, {"type": "integer"}]}},
+        {"a": 1},
+    ),
+    "a ref outside the schema": ({"a": {"$ref": "https://example.com/s.json"}}, {"a": 1}),
+    "a ref to nothing": ({"a": {"$ref": "#/$defs/Missing"}}, {"a": 1}),
+    "bounds on other types": (
+        {"a": {"minimum": 5, "minLength": 9}, "b": {"maxLength": 0}},
+        {"a": True, "b": 3},
+    ),
+    "bounds that are not numbers": (
+        {"a": {"minimum": "5", "maximum": True}, "s": {"minLength": "9", "maxLength": 1.5}},
+        {"a": 1, "s": "ab"},
+    ),
+    "extra members a pattern allows": (
+        {
+            "o": {
+                "type": "object",
+                "properties": {"a": {}},
+                "patternProperties": {"^x": {}},
+                "additionalProperties": False,
+            }
+        },
+        {"o": {"a": 1, "x": 2}},
+    ),
 }
 
 
@@ -661,3 +936,75 @@ def test_a_json_schema_refuses_nothing_it_does_not_check(case: str) -> None:
     properties, args = ACCEPTED[case]
 
     assert field_errors(json_schema_of({"type": "object", "properties": properties}), args) == ()
+
+
+class WrongContent:
+    """A route handler for failures that are not exceptions: returns a number, not content."""
+
+    def __init__(self) -> None:
+        self.call_ids: list[str | None] = []
+
+    def handler(self, failure: ReportedFailure, request: ToolCallRequest) -> str:
+        self.call_ids.append(request.tool_call["id"])
+        return cast("str", 42)  # what a mistyped handler returns at run time
+
+    async def ahandler(self, failure: ReportedFailure, request: ToolCallRequest) -> str:
+        return self.handler(failure, request)
+
+
+# Each failure that is not an exception: the class a route takes, and the reply causing it.
+NOT_EXCEPTIONS: dict[str, tuple[type[ReportedFailure], AIMessage, str]] = {
+    "invalid arguments": (InvalidArguments, calling("lookup", record_id="abc"), "c"),
+    "a malformed call": (MalformedToolCall, MALFORMED, "cut"),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "path"), [(case, path) for case in NOT_EXCEPTIONS for path in PATHS]
+)
+def test_a_routes_wrong_content_for_a_failure_is_refused_naming_the_handler_that_gave_it(
+    case: str, path: Path
+) -> None:
+    taken, reply, call_id = NOT_EXCEPTIONS[case]
+    wrong = WrongContent()
+    route = (
+        Route(taken, wrong.handler)
+        if path == "sync"
+        else Route(taken, wrong.handler, aon_error=wrong.ahandler)
+    )
+    agent = agent_of([lookup_tool()], [ToolErrorMiddleware.from_routes([route])], [reply, DONE])
+
+    with pytest.raises(TypeError) as raised:
+        run(agent, path)
+
+    argument = "`on_error`" if path == "sync" else "`aon_error`"
+    assert str(raised.value).startswith(f"{argument} must return a str"), str(raised.value)
+    assert "42 (int)" in str(raised.value)
+    assert wrong.call_ids == [call_id]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_route_for_unknown_tools_gets_every_tool_name_of_the_agent(path: Path) -> None:
+    seen = Seen()
+    agent = agent_of(
+        [lookup_tool(), reporting_tool()],
+        [routed(seen, path, UnknownTool)],
+        [calling("lookkup", record_id=7), DONE],
+    )
+
+    run(agent, path)
+
+    [failure] = seen.failures
+    assert isinstance(failure, UnknownTool)
+    assert sorted(failure.known_tools) == ["archive", "lookup"]
+
+
+def test_the_repr_of_a_failure_shows_each_field_by_name() -> None:
+    failure = InvalidArguments(
+        tool="lookup", args={"id": "x"}, text="bad", errors=(FieldError("id", "an int"),)
+    )
+
+    assert repr(failure) == (
+        "InvalidArguments(args={'id': 'x'}, text='bad', tool='lookup', "
+        "errors=(FieldError(field='id', expected='an int'),))"
+    )

@@ -221,7 +221,12 @@ MISTAKES: dict[str, Mistake] = {
         lambda: UntypedBudget(),
         ValueError,
         ("ErrorBudget()",),
-        {"ErrorBudget(per_tool=3)": "{fix}", "per_tool=": None, "per_run=": None},
+        {
+            "ErrorBudget(per_tool=3)": "{fix}",
+            "per_tool=": None,
+            "per_run=": None,
+            "consecutive=": None,
+        },
     ),
     "a limit of zero": Mistake(
         lambda: UntypedBudget(per_tool=0),
@@ -234,6 +239,12 @@ MISTAKES: dict[str, Mistake] = {
         ValueError,
         ("`per_run`", "got -2"),
         {"per_run=1": "ErrorBudget({fix})", "None": "ErrorBudget(per_tool=2, per_run={fix})"},
+    ),
+    "a consecutive limit of zero": Mistake(
+        lambda: UntypedBudget(consecutive=0),
+        ValueError,
+        ("`consecutive`", "got 0"),
+        {"consecutive=1": "ErrorBudget({fix})"},
     ),
     "a limit given as a str": Mistake(
         lambda: UntypedBudget(per_run="3"),

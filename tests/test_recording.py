@@ -783,6 +783,18 @@ def test_the_options_read_back_and_show_in_the_repr() -> None:
     assert "listeners" not in repr(plain)
 
 
+def test_the_repr_shows_every_option_given_together() -> None:
+    middleware = ToolErrorMiddleware(
+        report_type_only, error_prefix="Oops: ", record_failures=True, listeners=[print]
+    )
+
+    text = repr(middleware)
+
+    assert (
+        "error_prefix='Oops: ', record_failures=True, listeners=[<built-in function print>]" in text
+    )
+
+
 # The runtime twins of the static checks.
 
 
@@ -897,7 +909,7 @@ def test_a_malformed_call_with_a_route_records_the_route(path: Path) -> None:
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("routed", [False, True])
-def test_a_reply_of_only_malformed_calls_is_answered_at_the_threads_next_model_call(
+def test_a_reply_of_only_malformed_calls_goes_back_to_the_model_in_the_same_run(
     path: Path, routed: bool
 ) -> None:
     def answer(failure: MalformedToolCall, request: ToolCallRequest) -> str:
@@ -922,18 +934,15 @@ def test_a_reply_of_only_malformed_calls_is_answered_at_the_threads_next_model_c
     agent = agent_of([echo_tool()], [middleware], [malformed, next_reply], InMemorySaver())
     config: RunnableConfig = {"configurable": {"thread_id": "t"}}
 
-    first = run(agent, path, question(), config)
+    result = run(agent, path, question(), config)
 
-    assert [(f["call_id"], f["outcome"]) for f in first["tool_failures"]] == [("cut", "answered")]
-    assert not read  # the reply ended the run: the model was not called again
-    assert ("cut" in tool_messages(first)) is routed  # a route's answer is in the state now
-
-    second = run(agent, path, {"messages": [HumanMessage("and?")]}, config)
-
+    assert [(f["call_id"], f["outcome"]) for f in result["tool_failures"]] == [("cut", "answered")]
+    # The model was called again in this run, and read the call's one answer.
     assert [(m.tool_call_id, m.status) for m in read] == [("cut", "error")]
     if routed:
         assert read[0].text.endswith("send it again")  # marked as an error for the model
-    assert second["tool_failures"] == []
+    assert result["messages"][-1].text == "done"
+    assert [m.tool_call_id for m in result["messages"] if isinstance(m, ToolMessage)] == ["cut"]
 
 
 @pytest.mark.parametrize("path", PATHS)

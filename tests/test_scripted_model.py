@@ -7,7 +7,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    InvalidToolCall,
+    SystemMessage,
+)
 
 from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
@@ -175,3 +181,22 @@ def test_a_transcript_shows_a_system_message_by_its_type() -> None:
     lines = transcript([SystemMessage("Be brief."), HumanMessage("hi"), AIMessage("hello")])
 
     assert lines.splitlines() == ["system     Be brief.", "user       hi", "assistant  hello"]
+
+
+def test_a_transcript_shows_a_malformed_call_with_its_raw_arguments_and_id() -> None:
+    cut = AIMessage(
+        "",
+        invalid_tool_calls=[
+            InvalidToolCall(
+                name="lookup", args='{"id": 1', id="cut", error="eof", type="invalid_tool_call"
+            ),
+            InvalidToolCall(name=None, args=None, id="x", error=None, type="invalid_tool_call"),
+        ],
+    )
+
+    lines = transcript([cut]).splitlines()
+
+    assert lines == [
+        'assistant  calls lookup with malformed arguments: {"id": 1  [cut]',
+        "assistant  calls (no name) with malformed arguments: None  [x]",
+    ]

@@ -76,7 +76,8 @@ def test_checker_reports_nothing_and_every_rejected_case_is_an_error(checker: st
     assert clean in output
     assert "warning" not in output.replace("0 warnings", ""), output
     FIGURES.append(
-        f"{checker}: clean over src/, tests/, benchmarks/, examples/ and docs/mkdocstrings/; "
+        f"{checker}: clean over src/, tests/, benchmarks/, examples/, docs/mkdocstrings/ "
+        "and docs/hooks/; "
         f"{_must_pass_statements()} must-pass statements, "
         f"{_must_fail_lines(marker)} must-fail lines"
     )
@@ -105,7 +106,7 @@ def test_src_has_no_bare_ignores_and_every_ignore_says_why() -> None:
 
 
 def test_ruff_lint_and_format_are_clean() -> None:
-    code = ("src", "tests", "benchmarks", "examples", "docs/mkdocstrings")
+    code = ("src", "tests", "benchmarks", "examples", "docs/mkdocstrings", "docs/hooks")
     lint = _run("ruff", "check", *code)
     form = _run("ruff", "format", "--check", *code)
 

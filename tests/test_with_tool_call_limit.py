@@ -238,3 +238,27 @@ def test_each_middleware_meets_a_block_once_with_the_call_and_the_runs_state(pat
     assert "configurable" in tool_runtime.config
     answers = {m.tool_call_id: m.text for m in result["messages"] if isinstance(m, ToolMessage)}
     assert answers["e3"] == "`echo` is over its limit; answer with what you have."
+
+
+def _blocked(failure: InnerMiddlewareError, request: ToolCallRequest) -> str:
+    return f"`{failure.tool}` is blocked for this run."
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_routes_answer_to_a_block_takes_the_blocks_place(path: Path) -> None:
+    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware.from_routes([Route(InnerMiddlewareError, _blocked)])
+    script = [AIMessage("", tool_calls=[call("echo", f"e{n}", text="hi")]) for n in (1, 2)]
+    model = ScriptedChatModel(script=[*script, AIMessage("done")])
+    middleware: list[Any] = [limit, ours]  # as in `agent_of`: two middleware, two states
+    agent: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
+
+    messages: list[BaseMessage] = run(agent, path)["messages"]
+
+    assert answer_counts(messages) == {"e1": 1, "e2": 1}
+    [block] = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "e2"]
+    assert block.text == "`echo` is blocked for this run."
+    assert block.status == "error"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import string
 from collections.abc import Collection
-from typing import Annotated, Any, ClassVar, Literal, NotRequired
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypeAlias
 
 from langchain.agents.middleware.types import AgentState, PrivateStateAttr
 from typing_extensions import TypeIs, override
@@ -17,19 +17,28 @@ COUNTS_KEY = "tool_error_budget_counts"
 """The state key holding the counts of handled failures of the current run."""
 
 
+RESET = -1
+"""The value that sets a count back to zero: a tool's success ends its failures in a row."""
+
+BudgetScope: TypeAlias = Literal["tool", "run", "consecutive"]
+"""Which limit of a budget was exceeded: `per_tool`, `per_run` or `consecutive`."""
+
+
 def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[str, int]:
     """The state reducer: add each key's increments; an empty update changes nothing.
 
     Each failing call sends `{key: 1, ...}`; LangGraph applies every update of a step
-    through this reducer, so parallel failures in one step all count. A new run starts
-    from zero with LangGraph's `Overwrite`, which bypasses the reducer: no other writer
-    (a sub-agent handing its state back, say) can reset the counts by accident.
+    through this reducer, in call order, so parallel failures in one step all count, and
+    a success's `RESET` of a row of failures comes between the failures before it and
+    those after it. A new run starts from zero with LangGraph's `Overwrite`, which
+    bypasses the reducer: no other writer (a sub-agent handing its state back, say) can
+    reset the counts by accident.
     """
     if not update:
         return current or {}
     merged = dict(current or {})
     for key, value in update.items():
-        merged[key] = merged.get(key, 0) + value
+        merged[key] = 0 if value == RESET else merged.get(key, 0) + value
     return merged
 
 
@@ -157,6 +166,11 @@ class ErrorBudget:
     Args:
         per_tool: At most this many handled failures of any one tool in a run.
         per_run: At most this many handled failures of all tools together in a run.
+        consecutive: At most this many handled failures of any one tool in a row: a
+            success of that tool starts its count again. Parallel calls of one step each
+            see the counts from before the step, as for the other limits; after the step,
+            the count follows call order (a success resets the failures before it, not
+            those after it).
         when_spent: `"stop"` (the default) raises `ToolErrorBudgetExceeded`, chained to
             the tool's last exception, and ends the run. `"tell"` sends the model one final
             error message saying the tool is unavailable, and answers every further call
@@ -179,11 +193,14 @@ class ErrorBudget:
 
     Example:
         ```python
-        middleware = ToolErrorMiddleware(explain, budget=ErrorBudget(per_tool=3))
+        from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware
+        from langchain_tool_errors.handlers import report_type_only
+
+        middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3))
         ```
     """
 
-    __slots__ = ("kinds", "message", "per_run", "per_tool", "when_spent")
+    __slots__ = ("consecutive", "kinds", "message", "per_run", "per_tool", "when_spent")
 
     DEFAULT_MESSAGE: ClassVar[str] = (
         "The tool `{tool}` failed {times} in this run and is unavailable until the run ends. "
@@ -201,6 +218,7 @@ class ErrorBudget:
 
     per_tool: int | None
     per_run: int | None
+    consecutive: int | None
     when_spent: Literal["stop", "tell"]
     message: str
     kinds: tuple[FailureKind, ...]
@@ -210,6 +228,7 @@ class ErrorBudget:
         *,
         per_tool: int | None = None,
         per_run: int | None = None,
+        consecutive: int | None = None,
         when_spent: Literal["stop", "tell"] = "stop",
         message: str = DEFAULT_MESSAGE,
         kinds: Collection[FailureKind] | None = None,
@@ -217,10 +236,11 @@ class ErrorBudget:
         """Set the limits; see the class docstring."""
         self.per_tool = _require_limit("per_tool", per_tool)
         self.per_run = _require_limit("per_run", per_run)
-        if self.per_tool is None and self.per_run is None:
+        self.consecutive = _require_limit("consecutive", consecutive)
+        if self.per_tool is None and self.per_run is None and self.consecutive is None:
             msg = (
-                "ErrorBudget() was given no limit. Pass per_tool=, per_run= or both, "
-                "for example ErrorBudget(per_tool=3)."
+                "ErrorBudget() was given no limit. Pass per_tool=, per_run=, consecutive= "
+                "or several, for example ErrorBudget(per_tool=3)."
             )
             raise ValueError(msg)
         self.when_spent = _require_when_spent(when_spent)
@@ -230,10 +250,19 @@ class ErrorBudget:
     @override
     def __repr__(self) -> str:
         kinds = "" if self.kinds == FAILURE_KINDS else f", kinds={self.kinds!r}"
+        consecutive = "" if self.consecutive is None else f", consecutive={self.consecutive}"
         return (
-            f"ErrorBudget(per_tool={self.per_tool}, per_run={self.per_run}, "
+            f"ErrorBudget(per_tool={self.per_tool}, per_run={self.per_run}{consecutive}, "
             f"when_spent={self.when_spent!r}{kinds})"
         )
+
+
+_LIMITS: dict[BudgetScope, str] = {
+    "tool": "per_tool",
+    "run": "per_run",
+    "consecutive": "consecutive",
+}
+"""The argument of `ErrorBudget` that sets each scope's limit."""
 
 
 class ToolErrorBudgetExceeded(Exception):
@@ -246,7 +275,8 @@ class ToolErrorBudgetExceeded(Exception):
         tool: The tool whose failure spent the budget.
         count: The handled failures counted, this one included.
         limit: The limit that was exceeded.
-        scope: `"tool"` for `per_tool`, `"run"` for `per_run`.
+        scope: `"tool"` for `per_tool`, `"run"` for `per_run`, `"consecutive"` for
+            `consecutive` (then `count` is the tool's failures in a row).
         route: The position in the middleware's routes of the route whose own budget was
             spent, or `None` when it was the middleware's `budget=`.
         kind: The kind of the last failure (see `FailureKind`).
@@ -257,8 +287,31 @@ class ToolErrorBudgetExceeded(Exception):
 
     Example:
         ```python
+        from typing import Any
+
+        # For pyright strict: create_agent's own signature is partially unknown there.
+        from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+        from langchain.agents.middleware.types import InputAgentState
+        from langchain_core.messages import AIMessage, HumanMessage
+        from langchain_core.runnables import Runnable
+        from langchain_core.tools import tool
+
+        from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
+        from langchain_tool_errors.handlers import report_type_only
+        from langchain_tool_errors.testing import Repeat, ScriptedChatModel
+
+        @tool(description="The weather in a city.")
+        def get_weather(city: str) -> str:
+            raise LookupError(city)
+
+        def build_agent() -> Runnable[InputAgentState, dict[str, Any]]:
+            call = {"name": "get_weather", "args": {"city": "Atlantis"}, "id": "c1"}
+            model = ScriptedChatModel(script=[Repeat(AIMessage("", tool_calls=[call]))])
+            middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))
+            return create_agent(model, tools=[get_weather], middleware=[middleware])
+
         try:
-            agent.invoke({"messages": [HumanMessage("What is the weather in Atlantis?")]})
+            build_agent().invoke({"messages": [HumanMessage("What is the weather in Atlantis?")]})
         except ToolErrorBudgetExceeded as spent:
             print(f"{spent.tool} failed {spent.count} times; the limit is {spent.limit}")
             assert spent.failure is not None and spent.failure["outcome"] == "stopped"
@@ -270,7 +323,7 @@ class ToolErrorBudgetExceeded(Exception):
         tool: str,
         count: int,
         limit: int,
-        scope: Literal["tool", "run"],
+        scope: Literal["tool", "run", "consecutive"],
         *,
         route: int | None = None,
         kind: FailureKind = "exception",
@@ -281,10 +334,12 @@ class ToolErrorBudgetExceeded(Exception):
         self.tool = tool
         self.count = count
         self.limit = limit
-        self.scope: Literal["tool", "run"] = scope
+        self.scope: Literal["tool", "run", "consecutive"] = scope
         self.route = route
         self.kind: FailureKind = kind
-        where = f"of `{tool}`" if scope == "tool" else "of all tools"
+        where = "of all tools" if scope == "run" else f"of `{tool}`"
+        if scope == "consecutive":
+            where += " in a row"
         if route is not None:
             where += f" handled by routes[{route}]"
         owner = "The error budget" if route is None else f"The budget of routes[{route}]"
@@ -295,6 +350,5 @@ class ToolErrorBudgetExceeded(Exception):
         )
         super().__init__(
             f"{owner} is spent: {count} failures {where} in this run, over the "
-            f"limit of {limit} ({'per_tool' if scope == 'tool' else 'per_run'}). The run "
-            f"is stopped; {last}"
+            f"limit of {limit} ({_LIMITS[scope]}). The run is stopped; {last}"
         )

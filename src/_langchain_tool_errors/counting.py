@@ -10,13 +10,21 @@ answers the model's later calls to a closed tool, in place of running them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from _langchain_tool_errors.budget import COUNTS_KEY, ErrorBudget, ToolErrorBudgetExceeded, times
+from _langchain_tool_errors.budget import (
+    COUNTS_KEY,
+    RESET,
+    BudgetScope,
+    ErrorBudget,
+    ToolErrorBudgetExceeded,
+    times,
+)
+from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.failures import ReportedFailure, kind_of
 from _langchain_tool_errors.routes import Route
 from _langchain_tool_errors.tool_calls import tool_name
@@ -33,6 +41,9 @@ _AT = "\x00at\x00"
 """Between a closed tool's spent key and the count it was closed at, in the key that keeps
 that count: every call told in the closing step writes the same key, so the count stays one
 number whatever the counts reducer adds."""
+
+_ROW = "\x00row"
+"""The end of the state key that counts a tool's failures in a row, for `consecutive`."""
 
 _UNKNOWN = "\x00unknown"
 """The end of the state key that marks a closed name as a tool the agent does not have."""
@@ -87,7 +98,7 @@ def _closed_at(spent: str, counts: Mapping[str, int]) -> int | None:
 class Accounts:
     """The budgets of one middleware and its routes, and how a failure spends them."""
 
-    __slots__ = ("_closing", "_plans", "_telling", "_unrouted")
+    __slots__ = ("_closing", "_plans", "_rows", "_telling", "_unrouted")
 
     def __init__(
         self, name: str, budget: ErrorBudget | None, routes: tuple[Route[Any], ...]
@@ -103,6 +114,15 @@ class Accounts:
                 for plan in (*self._plans, self._unrouted)
                 for budget, prefix, _ in plan
                 if budget.when_spent == "tell"
+            )
+        )
+        # The prefixes of the budgets that count failures in a row: a success resets them.
+        self._rows = tuple(
+            dict.fromkeys(
+                prefix
+                for plan in (*self._plans, self._unrouted)
+                for budget, prefix, _ in plan
+                if budget.consecutive is not None
             )
         )
 
@@ -123,7 +143,7 @@ class Accounts:
         tool = tool_name(request)
         plan = self._unrouted if route is None else self._plans[route]
         increments: dict[str, int] = {}
-        over: tuple[ErrorBudget, str, int | None, int, int, Literal["tool", "run"]] | None = None
+        over: tuple[ErrorBudget, str, int | None, int, int, BudgetScope] | None = None
         for budget, prefix, owner in plan:
             if kind not in budget.kinds:
                 continue
@@ -131,12 +151,19 @@ class Accounts:
             tool_count = counts.get(tool_key, 0) + 1
             run_count = counts.get(prefix, 0) + 1
             increments[tool_key] = increments[prefix] = 1
+            row, row_count = budget.consecutive, 0
+            if row is not None:
+                row_key = f"{tool_key}{_ROW}"
+                row_count = counts.get(row_key, 0) + 1
+                increments[row_key] = 1
             if over is not None:
                 continue
             if budget.per_tool is not None and tool_count > budget.per_tool:
                 over = (budget, prefix, owner, tool_count, budget.per_tool, "tool")
             elif budget.per_run is not None and run_count > budget.per_run:
                 over = (budget, prefix, owner, run_count, budget.per_run, "run")
+            elif row is not None and row_count > row:
+                over = (budget, prefix, owner, row_count, row, "consecutive")
         if not increments:
             return None
         if over is None:
@@ -163,6 +190,33 @@ class Accounts:
         if unknown:
             increments[f"{prefix}{tool}{_UNKNOWN}"] = 1
         return told, increments
+
+    @property
+    def counts_rows(self) -> bool:
+        """Whether a budget counts failures in a row, so a success may have to reset them."""
+        return bool(self._rows)
+
+    def resets(self, request: ToolCallRequest) -> dict[str, int] | None:
+        """The update that ends the tool's failures in a row, once its call succeeded.
+
+        `None` (nothing to write) when no row of this tool is counted and the model's reply
+        calls the tool only once: a call of the same tool beside this one may fail in this
+        step, and the reset must then come between them, in call order. On the success
+        path of every call, so the common case (no count, a reply of one call) reads two
+        state keys and the reply's calls, and builds nothing.
+        """
+        state = request.state
+        counts: Mapping[str, int] | None = state.get(COUNTS_KEY)
+        messages: Sequence[object] | None = state.get("messages")
+        if not counts and messages:
+            reply = messages[-1]
+            if type(reply) is AIMessage and len(reply.tool_calls) < 2:
+                return None  # no failure counted, and no other call in the step
+        tool = tool_name(request)
+        keys = [f"{prefix}{tool}{_ROW}" for prefix in self._rows]
+        if counts and any(counts.get(key, 0) for key in keys):
+            return dict.fromkeys(keys, RESET)
+        return dict.fromkeys(keys, RESET) if _called_again(state, tool) else None
 
     @property
     def closing_key(self) -> str:
@@ -203,3 +257,18 @@ class Accounts:
                 unknown = f"{prefix}{tool}{_UNKNOWN}" in counts
                 return _unavailable(budget, call_id, tool, count, unknown)
         return None
+
+
+def _called_again(state: Mapping[str, Any], tool: str) -> bool:
+    """Whether the model's reply calls `tool` more than once."""
+    messages: Sequence[object] | None = state.get("messages")
+    if not messages:
+        return False
+    reply = messages[-1]
+    # The reply is the last message unless another hook answered some of its calls.
+    if not (type(reply) is AIMessage or isinstance(reply, AIMessage)):
+        reply, _ = last_reply(state)
+        if reply is None:
+            return False
+    calls = reply.tool_calls
+    return len(calls) > 1 and sum(call["name"] == tool for call in calls) > 1

@@ -34,6 +34,8 @@ FailureKind: TypeAlias = Literal[
 
 Example:
     ```python
+    from langchain_tool_errors import ErrorBudget, FailureKind
+
     kinds: tuple[FailureKind, ...] = ("invalid_arguments", "unknown_tool")
     budget = ErrorBudget(per_tool=3, kinds=kinds)
     ```
@@ -70,6 +72,10 @@ class ReportedFailure:
 
     Example:
         ```python
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import ReportedFailure, Route, ToolErrorMiddleware
+
         def short(failure: ReportedFailure, request: ToolCallRequest) -> str:
             return f"`{failure.tool}` did not run ({failure.kind.replace('_', ' ')})."
 
@@ -114,6 +120,8 @@ class FieldError(NamedTuple):
 
     Example:
         ```python
+        from langchain_tool_errors import FieldError
+
         error = FieldError("record_id", "Input should be a valid integer")
         assert f"{error.field}: {error.expected}" == "record_id: Input should be a valid integer"
         ```
@@ -135,6 +143,10 @@ class InvalidArguments(ReportedFailure):
 
     Example:
         ```python
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import InvalidArguments, Route
+
         def fields_only(failure: InvalidArguments, request: ToolCallRequest) -> str:
             wrong = "; ".join(f"{e.field}: {e.expected}" for e in failure.errors)
             return f"Fix the arguments of `{failure.tool}`: {wrong}."
@@ -167,6 +179,10 @@ class UnknownTool(ReportedFailure):
 
     Example:
         ```python
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import Route, UnknownTool
+
         def suggest(failure: UnknownTool, request: ToolCallRequest) -> str:
             return f"There is no `{failure.tool}`; use one of {', '.join(failure.known_tools)}."
 
@@ -196,6 +212,10 @@ class ToolReportedError(ReportedFailure):
 
     Example:
         ```python
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import Route, ToolReportedError
+
         def plain(failure: ToolReportedError, request: ToolCallRequest) -> str:
             return f"`{failure.tool}` reported an error; try other arguments."
 
@@ -221,6 +241,10 @@ class InnerMiddlewareError(ReportedFailure):
 
     Example:
         ```python
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import InnerMiddlewareError, Route
+
         def no_details(failure: InnerMiddlewareError, request: ToolCallRequest) -> str:
             return f"`{failure.tool}` is failing; answer without it."
 
@@ -245,6 +269,10 @@ class MalformedToolCall(ReportedFailure):
 
     Example:
         ```python
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import MalformedToolCall, Route
+
         def resend(failure: MalformedToolCall, request: ToolCallRequest) -> str:
             return f"The call to `{failure.tool}` was not valid JSON; send it again."
 

@@ -20,6 +20,10 @@ as a list.
 
 Example:
     ```python
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+
+    from langchain_tool_errors import OnError, ToolErrorContent, ToolErrorMiddleware
+
     def describe(exc: Exception, request: ToolCallRequest) -> ToolErrorContent:
         if isinstance(exc, TimeoutError):
             return "The tool timed out; try once more."
@@ -47,6 +51,10 @@ class OnError(Protocol[_ContentT_co, _ExcT_contra]):
 
     Example:
         ```python
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import OnError
+
         def on_error(exc: Exception, request: ToolCallRequest) -> str | None:
             return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
 
@@ -66,6 +74,10 @@ class AOnError(Protocol[_ContentT_co, _ExcT_contra]):
 
     Example:
         ```python
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import AOnError
+
         async def aon_error(exc: Exception, request: ToolCallRequest) -> str | None:
             return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
 
@@ -87,6 +99,8 @@ class HandlerMode:
 
     Example:
         ```python
+        from langchain_tool_errors import HandlerMode, ToolErrorMiddleware
+
         def install(middleware: ToolErrorMiddleware[str, Exception, HandlerMode]) -> None:
             ...  # accepts sync-capable and async-only middleware alike
         ```
@@ -99,6 +113,9 @@ class SyncCapable(HandlerMode):
 
     Example:
         ```python
+        from langchain_tool_errors import SyncCapable, ToolErrorMiddleware
+        from langchain_tool_errors.handlers import report_type_only
+
         sync_capable: ToolErrorMiddleware[str, Exception, SyncCapable] = ToolErrorMiddleware(
             report_type_only
         )
@@ -114,6 +131,13 @@ class AsyncOnly(HandlerMode):
 
     Example:
         ```python
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import AsyncOnly, ToolErrorMiddleware
+
+        async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
+            return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
+
         async_only: ToolErrorMiddleware[str, Exception, AsyncOnly] = ToolErrorMiddleware(
             aon_error=aexplain
         )
@@ -130,8 +154,17 @@ Mix names and tools in a tuple: mypy types a mixed list literal as `list[object]
 
 Example:
     ```python
+    from langchain_core.tools import tool
+
+    from langchain_tool_errors import ToolErrorMiddleware, ToolSelection
+    from langchain_tool_errors.handlers import report_type_only
+
+    @tool(description="A record by its id.")
+    def lookup(record_id: str) -> str:
+        return f"record {record_id}"
+
     selected: ToolSelection = ("search", lookup)
-    middleware = ToolErrorMiddleware(explain, tools=selected)
+    middleware = ToolErrorMiddleware(report_type_only, tools=selected)
     ```
 """
 

@@ -38,6 +38,10 @@ LOGGER = logging.getLogger("langchain_tool_errors")
 
 Example:
     ```python
+    import logging
+
+    from langchain_tool_errors.handlers import LOGGER
+
     LOGGER.addHandler(logging.StreamHandler())  # or configure "langchain_tool_errors"
     ```
 """
@@ -54,6 +58,9 @@ def report_type_only(exc: Exception, request: ToolCallRequest, /) -> str:
 
     Example:
         ```python
+        from langchain_tool_errors import ToolErrorMiddleware
+        from langchain_tool_errors.handlers import report_type_only
+
         middleware = ToolErrorMiddleware(report_type_only)
         ```
     """
@@ -70,6 +77,9 @@ def report_invalid_fields(failure: InvalidArguments, request: ToolCallRequest, /
 
     Example:
         ```python
+        from langchain_tool_errors import InvalidArguments, Route, ToolErrorMiddleware
+        from langchain_tool_errors.handlers import report_invalid_fields, report_type_only
+
         middleware = ToolErrorMiddleware.from_routes(
             [Route(InvalidArguments, report_invalid_fields), Route(Exception, report_type_only)]
         )
@@ -90,6 +100,9 @@ def report_known_tools(failure: UnknownTool, request: ToolCallRequest, /) -> str
 
     Example:
         ```python
+        from langchain_tool_errors import Route, ToolErrorMiddleware, UnknownTool
+        from langchain_tool_errors.handlers import report_known_tools
+
         middleware = ToolErrorMiddleware.from_routes([Route(UnknownTool, report_known_tools)])
         ```
     """
@@ -109,6 +122,14 @@ def report_kind_only(failure: ReportedFailure, request: ToolCallRequest, /) -> s
 
     Example:
         ```python
+        from langchain_tool_errors import (
+            InnerMiddlewareError,
+            Route,
+            ToolErrorMiddleware,
+            ToolReportedError,
+        )
+        from langchain_tool_errors.handlers import report_kind_only
+
         middleware = ToolErrorMiddleware.from_routes(
             [Route((InnerMiddlewareError, ToolReportedError), report_kind_only)]
         )
@@ -136,6 +157,10 @@ def report_messages_of(*exception_types: type[Exception]) -> OnError[str]:
 
     Example:
         ```python
+        from langchain_core.tools import ToolException
+
+        from langchain_tool_errors.handlers import report_messages_of
+
         handler = report_messages_of(ToolException)
         ```
         A `ToolException("No results; try fewer keywords.")` from `search` becomes
@@ -180,6 +205,9 @@ def log_handled(handler: OnError[_C, _E], /) -> OnError[_C, _E]:
 
     Example:
         ```python
+        from langchain_tool_errors import ToolErrorMiddleware
+        from langchain_tool_errors.handlers import log_handled, report_type_only
+
         middleware = ToolErrorMiddleware(log_handled(report_type_only))
         ```
     """
@@ -214,7 +242,15 @@ def alog_handled(handler: AOnError[_C, _E], /) -> AOnError[_C, _E]:
 
     Example:
         ```python
-        middleware = ToolErrorMiddleware(aon_error=alog_handled(my_async_handler))
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import ToolErrorMiddleware
+        from langchain_tool_errors.handlers import alog_handled
+
+        async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
+            return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
+
+        middleware = ToolErrorMiddleware(aon_error=alog_handled(aexplain))
         ```
     """
     require_handler_to_wrap("alog_handled", handler)

@@ -39,7 +39,7 @@ def answered_inside(
     ):
         return None
     update: object = result.update
-    if not _is_update(update):
+    if not is_state_update(update):
         return None
     fields = dict(update)
     messages: object = fields.pop("messages", None)
@@ -53,7 +53,7 @@ def answered_inside(
     ):
         return None
     marks: object = fields.get(SETTLED_KEY)
-    if _is_update(marks) and own_key(message.tool_call_id) in marks:
+    if is_state_update(marks) and own_key(message.tool_call_id) in marks:
         return None  # a closed tool's answer or a stop's, from a middleware of ours
     return message, fields
 
@@ -69,7 +69,7 @@ def put_back(rest: dict[str, Any], answer: ToolMessage | Command[Any]) -> Comman
         update["messages"] = [answer]
         return Command(update=update)
     ours: object = answer.update
-    if not _is_update(ours):  # never so: this middleware's answers update a dict
+    if not is_state_update(ours):  # never so: this middleware's answers update a dict
         return answer
     for key, value in ours.items():
         if key == COUNTS_KEY and key in update:
@@ -85,7 +85,8 @@ def _is_command(value: object) -> TypeIs[Command[Any]]:
     return isinstance(value, Command)
 
 
-def _is_update(value: object) -> TypeIs[dict[str, Any]]:
+def is_state_update(value: object) -> TypeIs[dict[str, Any]]:
+    """Whether a `Command`'s update is a dict of state keys (it may also be a list of pairs)."""
     return isinstance(value, dict)
 
 

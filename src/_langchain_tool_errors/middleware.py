@@ -58,7 +58,7 @@ from _langchain_tool_errors.handler_types import (
     ToolSelection,
 )
 from _langchain_tool_errors.handling import ahandle, areplace, areply_to, handle, replace, reply_to
-from _langchain_tool_errors.inner_commands import answered_inside, put_back
+from _langchain_tool_errors.inner_commands import answered_inside, is_state_update, put_back
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, prepared
 from _langchain_tool_errors.providers import Provider, provider_of
 from _langchain_tool_errors.record_types import (
@@ -146,11 +146,21 @@ class ToolErrorMiddleware(
         ```python
         # For pyright strict: create_agent's own signature is partially unknown there.
         from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+        from langchain_core.messages import AIMessage
+        from langchain_core.tools import tool
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
         from langchain_tool_errors import ToolErrorMiddleware
+        from langchain_tool_errors.testing import ScriptedChatModel
+
+        @tool(description="Search the web.")
+        def search(query: str) -> str:
+            raise TimeoutError(f"search for {query!r} timed out")
 
         def on_error(exc: Exception, request: ToolCallRequest) -> str:
             return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
 
+        model = ScriptedChatModel(script=[AIMessage("done")])  # or any chat model
         agent = create_agent(model, tools=[search], middleware=[ToolErrorMiddleware(on_error)])
         ```
     """
@@ -390,8 +400,11 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
+            from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_messages_of, report_type_only
+
             middleware = ToolErrorMiddleware.from_routes(
-                [Route(KeyError, explain), Route(Exception, report_type_only)],
+                [Route(KeyError, report_messages_of(KeyError)), Route(Exception, report_type_only)],
                 budget=ErrorBudget(per_tool=3),
             )
             assert len(middleware.routes) == 2
@@ -480,6 +493,9 @@ class ToolErrorMiddleware(
         self._closing: tuple[str, Accounts] | None = (
             (accounts.closing_key, accounts) if accounts is not None and accounts.closes else None
         )
+        # The accounts again when a budget counts failures in a row, which a tool's success
+        # ends (`None` otherwise: the success path of every other middleware stays as it was).
+        self._resetting = accounts if accounts is not None and accounts.counts_rows else None
         # What the recording stage needs (`None` when nothing records or listens).
         self._recorder = Recorder(self._name, keeps, checked_listeners) if records else None
         if keeps:
@@ -492,7 +508,11 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
-            assert ToolErrorMiddleware(explain, name="search_errors").name == "search_errors"
+            from langchain_tool_errors import ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_type_only
+
+            middleware = ToolErrorMiddleware(report_type_only, name="search_errors")
+            assert middleware.name == "search_errors"
             ```
         """
         return self._name
@@ -507,6 +527,9 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
+            from langchain_tool_errors import ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_type_only
+
             assert ToolErrorMiddleware(report_type_only).on_error is report_type_only
             ```
         """
@@ -521,6 +544,13 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
+            from langgraph.prebuilt.tool_node import ToolCallRequest
+
+            from langchain_tool_errors import ToolErrorMiddleware
+
+            async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
+                return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
+
             assert ToolErrorMiddleware(aon_error=aexplain).aon_error is aexplain
             ```
         """
@@ -534,7 +564,10 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
-            middleware = ToolErrorMiddleware(explain, exceptions=TimeoutError)
+            from langchain_tool_errors import ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_type_only
+
+            middleware = ToolErrorMiddleware(report_type_only, exceptions=TimeoutError)
             assert middleware.exceptions == (TimeoutError,)
             ```
         """
@@ -549,7 +582,16 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
-            middleware = ToolErrorMiddleware(explain, tools=("search", lookup))
+            from langchain_core.tools import tool
+
+            from langchain_tool_errors import ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_type_only
+
+            @tool(description="A record by its id.")
+            def lookup(record_id: str) -> str:
+                return f"record {record_id}"
+
+            middleware = ToolErrorMiddleware(report_type_only, tools=("search", lookup))
             assert middleware.selected_tools == frozenset({"search", "lookup"})
             ```
         """
@@ -564,8 +606,11 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
+            from langchain_tool_errors import Route, ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_messages_of, report_type_only
+
             middleware = ToolErrorMiddleware.from_routes(
-                [Route(KeyError, explain), Route(Exception, report_type_only)]
+                [Route(KeyError, report_messages_of(KeyError)), Route(Exception, report_type_only)]
             )
             assert [route.exceptions for route in middleware.routes] == [
                 (KeyError,),
@@ -583,7 +628,10 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
-            middleware = ToolErrorMiddleware(explain, budget=ErrorBudget(per_run=5))
+            from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_type_only
+
+            middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=5))
             assert middleware.budget is not None and middleware.budget.per_run == 5
             ```
         """
@@ -598,8 +646,11 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
-            assert ToolErrorMiddleware(explain).error_prefix == "Error: "
-            assert ToolErrorMiddleware(explain, error_prefix=None).error_prefix is None
+            from langchain_tool_errors import ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_type_only
+
+            assert ToolErrorMiddleware(report_type_only).error_prefix == "Error: "
+            assert ToolErrorMiddleware(report_type_only, error_prefix=None).error_prefix is None
             ```
         """
         return self._error_prefix
@@ -612,8 +663,11 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
-            assert ToolErrorMiddleware(explain, record_failures=True).record_failures
-            assert not ToolErrorMiddleware(explain).record_failures
+            from langchain_tool_errors import ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_type_only
+
+            assert ToolErrorMiddleware(report_type_only, record_failures=True).record_failures
+            assert not ToolErrorMiddleware(report_type_only).record_failures
             ```
         """
         return self._recorder is not None and self._recorder.keeps
@@ -626,10 +680,13 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
+            from langchain_tool_errors import ToolErrorMiddleware, ToolFailure
+            from langchain_tool_errors.handlers import report_type_only
+
             def count(failure: ToolFailure) -> None:
                 pass
 
-            assert ToolErrorMiddleware(explain, listeners=[count]).listeners == (count,)
+            assert ToolErrorMiddleware(report_type_only, listeners=[count]).listeners == (count,)
             ```
         """
         return () if self._recorder is None else self._recorder.listeners
@@ -676,14 +733,25 @@ class ToolErrorMiddleware(
             `create_agent` calls this before every model call; the messages the agent's
             state holds stay as they were:
             ```python
-            middleware = ToolErrorMiddleware(explain)
+            from typing import Any
+
+            from langchain.agents.middleware import ModelRequest, ModelResponse
+            from langchain_core.messages import AIMessage, ToolMessage
+
+            from langchain_tool_errors import ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_type_only
+            from langchain_tool_errors.testing import ScriptedChatModel
+
+            failed = ToolMessage("lookup failed", tool_call_id="c1", status="error")
+            model = ScriptedChatModel(script=[AIMessage("ok")])
+            model_request: ModelRequest[Any] = ModelRequest(model=model, messages=[failed])
             sent: list[ModelRequest[Any]] = []
 
             def call_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
                 sent.append(request)
                 return ModelResponse(result=[AIMessage("Trying another id.")])
 
-            middleware.wrap_model_call(model_request, call_model)  # holds `failed`
+            ToolErrorMiddleware(report_type_only).wrap_model_call(model_request, call_model)
             assert sent[0].messages[0].content == "Error: lookup failed"
             assert model_request.messages[0] is failed  # the agent's state is untouched
             ```
@@ -715,8 +783,25 @@ class ToolErrorMiddleware(
 
         Example:
             ```python
-            middleware = ToolErrorMiddleware(explain, error_prefix=None)
-            response = asyncio.run(middleware.awrap_model_call(model_request, acall_model))
+            import asyncio
+            from typing import Any
+
+            from langchain.agents.middleware import ModelRequest, ModelResponse
+            from langchain_core.messages import AIMessage, ToolMessage
+
+            from langchain_tool_errors import ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_type_only
+            from langchain_tool_errors.testing import ScriptedChatModel
+
+            failed = ToolMessage("lookup failed", tool_call_id="c1", status="error")
+            model = ScriptedChatModel(script=[AIMessage("ok")])
+            model_request: ModelRequest[Any] = ModelRequest(model=model, messages=[failed])
+
+            async def call_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
+                return ModelResponse(result=[AIMessage("Trying another id.")])
+
+            middleware = ToolErrorMiddleware(report_type_only, error_prefix=None)
+            response = asyncio.run(middleware.awrap_model_call(model_request, call_model))
             assert isinstance(response, ModelResponse)
             ```
         """
@@ -753,7 +838,31 @@ class ToolErrorMiddleware(
         Example:
             `create_agent` calls this for every tool call; a unit test may call it directly:
             ```python
-            message = ToolErrorMiddleware(explain).wrap_tool_call(request, run_failing_tool)
+            from typing import Any
+
+            from langchain_core.messages import ToolCall, ToolMessage
+            from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+            from langgraph.types import Command
+
+            from langchain_tool_errors import ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_type_only
+
+            call = ToolCall(name="search", args={"query": "x"}, id="c1")
+            runtime: ToolRuntime[None, dict[str, Any]] = ToolRuntime(
+                state={},
+                context=None,
+                config={},
+                stream_writer=print,
+                tool_call_id="c1",
+                store=None,
+            )
+            request = ToolCallRequest(tool_call=call, tool=None, state={}, runtime=runtime)
+
+            def run_failing_tool(request: ToolCallRequest) -> ToolMessage | Command[Any]:
+                raise TimeoutError("search timed out")
+
+            middleware = ToolErrorMiddleware(report_type_only)
+            message = middleware.wrap_tool_call(request, run_failing_tool)
             assert isinstance(message, ToolMessage) and message.status == "error"
             ```
         """
@@ -798,8 +907,34 @@ class ToolErrorMiddleware(
         Example:
             `create_agent` calls this for every tool call on `ainvoke`/`astream`:
             ```python
+            import asyncio
+            from typing import Any
+
+            from langchain_core.messages import ToolCall, ToolMessage
+            from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+            from langgraph.types import Command
+
+            from langchain_tool_errors import ToolErrorMiddleware
+
+            call = ToolCall(name="search", args={"query": "x"}, id="c1")
+            runtime: ToolRuntime[None, dict[str, Any]] = ToolRuntime(
+                state={},
+                context=None,
+                config={},
+                stream_writer=print,
+                tool_call_id="c1",
+                store=None,
+            )
+            request = ToolCallRequest(tool_call=call, tool=None, state={}, runtime=runtime)
+
+            async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
+                return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
+
+            async def run_failing_tool(request: ToolCallRequest) -> ToolMessage | Command[Any]:
+                raise TimeoutError("search timed out")
+
             middleware = ToolErrorMiddleware(aon_error=aexplain)
-            message = asyncio.run(middleware.awrap_tool_call(request, arun_failing_tool))
+            message = asyncio.run(middleware.awrap_tool_call(request, run_failing_tool))
             assert isinstance(message, ToolMessage) and message.status == "error"
             ```
         """
@@ -880,6 +1015,33 @@ class ToolErrorMiddleware(
             if recorder.keeps:
                 update[FAILURES_KEY] = [record]
         return Command(update=update), record
+
+    def _succeeded(
+        self, result: ToolMessage | Command[Any], request: ToolCallRequest
+    ) -> ToolMessage | Command[Any]:
+        """A successful result, with the reset of the tool's failures in a row if it has any.
+
+        Only when a budget counts failures in a row (`consecutive`). A `Command` that does
+        not only update this graph's state (one with `goto`, `resume` or a parent graph, or
+        a non-dict update) goes back untouched: its tool leaves its own effects.
+        """
+        resetting = self._resetting
+        resets = None if resetting is None else resetting.resets(request)
+        if resets is None or self._ignores(request):
+            return result
+        if isinstance(result, ToolMessage):
+            return Command(update={"messages": [result], COUNTS_KEY: resets})
+        update: object = result.update
+        if result.graph is not None or result.goto or result.resume is not None:
+            return result
+        if not is_state_update(update):
+            return result
+        # Another middleware of ours inside this one may reset its own rows in the same
+        # update: the keys of each start with its name, so both resets go together.
+        inner: object = update.get(COUNTS_KEY)
+        if inner is not None and not is_state_update(inner):
+            return result
+        return Command(update={**update, COUNTS_KEY: {**(inner or {}), **resets}})
 
     def _finish(
         self,
@@ -1041,10 +1203,10 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             # Not a message: an inner middleware's `Command` may still answer with one.
             inner = answered_inside(result, request)
             if inner is None:
-                return result
+                return result if self._resetting is None else self._succeeded(result, request)
             error, rest = inner
         elif result.status != "error":
-            return result
+            return result if self._resetting is None else self._succeeded(result, request)
         else:
             error, rest = result, None
         if self._ignores(request):
@@ -1098,10 +1260,10 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             # Not a message: an inner middleware's `Command` may still answer with one.
             inner = answered_inside(result, request)
             if inner is None:
-                return result
+                return result if self._resetting is None else self._succeeded(result, request)
             error, rest = inner
         elif result.status != "error":
-            return result
+            return result if self._resetting is None else self._succeeded(result, request)
         else:
             error, rest = result, None
         if self._ignores(request):
@@ -1352,11 +1514,16 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
     malformed calls are seen only in the model's reply, never in a tool call.
     """
 
-    # A stop found here ends the run: `after_agent` raises it once this step is saved.
-    @hook_config(can_jump_to=["end"])
+    # A stop found here ends the run: `after_agent` raises it once this step is saved. A
+    # reply of only malformed calls goes back to the model, which reads their answers.
+    @hook_config(can_jump_to=["end", "model"])
     @override
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Count, record and answer the model's malformed calls."""
+        """Count, record and answer the model's malformed calls.
+
+        A reply with no call but malformed ones goes back to the model in the same run:
+        `create_agent` would otherwise end the run with it, an empty answer.
+        """
         settled: list[_Settled] = []
         for failure, request in malformed_calls(state, runtime):
             if self._ignores(request):
@@ -1375,9 +1542,9 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
         if recorder is not None:
             for record in records:
                 recorder.tell(record)
-        return update
+        return _back_to_the_model(state, settled, update)
 
-    @hook_config(can_jump_to=["end"])
+    @hook_config(can_jump_to=["end", "model"])
     @override
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """The same answers on the async path."""
@@ -1399,7 +1566,23 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
         if recorder is not None:
             for record in records:
                 await recorder.atell(record)
+        return _back_to_the_model(state, settled, update)
+
+
+def _back_to_the_model(
+    state: Any, settled: list[_Settled], update: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """`update`, sending the run back to the model if its reply held only malformed calls.
+
+    Only when this middleware met one of them (a call of a tool it leaves alone is
+    langchain's to answer) and no budget stopped the run.
+    """
+    if not settled or (update is not None and "jump_to" in update):
         return update
+    reply, _ = last_reply(state)
+    if reply is None or reply.tool_calls:
+        return update
+    return {**(update or {}), "jump_to": "model"}
 
 
 def _call_id(request: ToolCallRequest) -> str:

@@ -23,6 +23,8 @@ FailureOutcome: TypeAlias = Literal["answered", "told", "stopped", "propagated"]
 
 Example:
     ```python
+    from langchain_tool_errors import FailureOutcome, ToolFailure
+
     def alert(failure: ToolFailure) -> None:
         outcome: FailureOutcome = failure["outcome"]
         if outcome == "stopped":
@@ -53,6 +55,10 @@ class ToolFailure(TypedDict):
 
     Example:
         ```python
+        from typing import Any
+
+        from langchain_tool_errors import ToolFailure
+
         def summarize(result: dict[str, Any]) -> list[str]:
             # `result` is what `agent.invoke(...)` returned: one line per failure of the run.
             failures: list[ToolFailure] = result["tool_failures"]
@@ -97,6 +103,9 @@ class FailureListener(Protocol):
         import threading
         from collections import Counter
 
+        from langchain_tool_errors import FailureListener, ToolErrorMiddleware, ToolFailure
+        from langchain_tool_errors.handlers import report_type_only
+
         failures_by_tool: Counter[str] = Counter()
         counting = threading.Lock()
 
@@ -105,7 +114,7 @@ class FailureListener(Protocol):
                 failures_by_tool[failure["tool"]] += 1
 
         listener: FailureListener = count
-        middleware = ToolErrorMiddleware(explain, listeners=[count])
+        middleware = ToolErrorMiddleware(report_type_only, listeners=[count])
         ```
     """
 
@@ -123,12 +132,17 @@ class AFailureListener(Protocol):
 
     Example:
         ```python
+        import asyncio
+
+        from langchain_tool_errors import AFailureListener, ToolErrorMiddleware, ToolFailure
+        from langchain_tool_errors.handlers import report_type_only
+
         async def alert(failure: ToolFailure) -> None:
             if failure["outcome"] == "stopped":
                 await asyncio.sleep(0)  # send the alert
 
         listener: AFailureListener = alert
-        middleware = ToolErrorMiddleware(explain, listeners=[alert])
+        middleware = ToolErrorMiddleware(report_type_only, listeners=[alert])
         ```
     """
 

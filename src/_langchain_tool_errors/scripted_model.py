@@ -27,6 +27,10 @@ would: it gets every message so far and returns the reply.
 
 Example:
     ```python
+    from collections.abc import Sequence
+
+    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
     def retry_elsewhere(messages: Sequence[BaseMessage]) -> AIMessage:
         failed = isinstance(messages[-1], ToolMessage) and messages[-1].status == "error"
         return AIMessage("The tool failed; I'll answer from memory." if failed else "Done.")
@@ -91,6 +95,10 @@ class Repeat:
 
     Example:
         ```python
+        from langchain_core.messages import AIMessage
+
+        from langchain_tool_errors.testing import Repeat, ScriptedChatModel
+
         call_weather = AIMessage(
             "", tool_calls=[{"name": "weather", "args": {"city": "Oslo"}, "id": "c"}]
         )
@@ -169,13 +177,27 @@ class ScriptedChatModel(BaseChatModel):
 
     Example:
         ```python
+        # For pyright strict: create_agent's own signature is partially unknown there.
+        from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+        from langchain_core.messages import AIMessage
+        from langchain_core.tools import tool
+
+        from langchain_tool_errors import ToolErrorMiddleware
+        from langchain_tool_errors.handlers import report_type_only
+        from langchain_tool_errors.testing import ScriptedChatModel
+
+        @tool(description="Search the web.")
+        def search(query: str) -> str:
+            raise TimeoutError(f"search for {query!r} timed out")
+
         model = ScriptedChatModel(
             script=[
                 AIMessage("", tool_calls=[{"name": "search", "args": {"query": "x"}, "id": "c1"}]),
                 AIMessage("Search is down; here is what I know."),
             ]
         )
-        agent = create_agent(model, tools=[search], middleware=[ToolErrorMiddleware(explain)])
+        middleware = ToolErrorMiddleware(report_type_only)
+        agent = create_agent(model, tools=[search], middleware=[middleware])
         ```
     """
 
@@ -188,6 +210,10 @@ class ScriptedChatModel(BaseChatModel):
 
         Example:
             ```python
+            from langchain_core.messages import AIMessage
+
+            from langchain_tool_errors.testing import Repeat, ScriptedChatModel
+
             try:
                 ScriptedChatModel(script=[Repeat(AIMessage("again")), AIMessage("never")])
             except ValueError as refused:
@@ -240,6 +266,15 @@ class ScriptedChatModel(BaseChatModel):
 
         Example:
             ```python
+            from langchain_core.messages import AIMessage
+            from langchain_core.tools import tool
+
+            from langchain_tool_errors.testing import ScriptedChatModel
+
+            @tool(description="Search the web.")
+            def search(query: str) -> str:
+                return f"results for {query}"
+
             bound = ScriptedChatModel(script=[AIMessage("done")]).bind_tools([search])
             ```
         """

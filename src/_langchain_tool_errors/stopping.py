@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping
 from threading import Lock
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
-from _langchain_tool_errors.budget import BudgetState, ToolErrorBudgetExceeded
+from _langchain_tool_errors.budget import BudgetScope, BudgetState, ToolErrorBudgetExceeded
 from _langchain_tool_errors.failures import FailureKind
 from _langchain_tool_errors.record_types import ToolFailure
 
@@ -38,7 +38,7 @@ class BudgetStop(TypedDict):
     tool: str
     count: int
     limit: int
-    scope: Literal["tool", "run"]
+    scope: BudgetScope
     route: int | None
     kind: FailureKind
     call_id: str
@@ -90,10 +90,12 @@ def stopped_answer(stop: BudgetStop, call_id: str, tool: str) -> ToolMessage:
     The call that spent the budget reads that it failed and what was spent; a call that
     never ran (beside a malformed call that spent it) reads that it did not run.
     """
+    scope = stop["scope"]
     spent = (
-        f"{stop['count']} failures of `{stop['tool']}`"
-        if stop["scope"] == "tool"
-        else f"{stop['count']} failures of all tools"
+        f"{stop['count']} failures of all tools"
+        if scope == "run"
+        else f"{stop['count']} failures of `{stop['tool']}`"
+        + (" in a row" if scope == "consecutive" else "")
     )
     limit = stop["limit"]
     why = f"the error budget stopped the run ({spent} in this run, over the limit of {limit})"

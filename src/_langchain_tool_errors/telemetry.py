@@ -72,11 +72,37 @@ class OpenTelemetryListener:
 
     Example:
         ```python
-        from langchain_tool_errors.telemetry import OpenTelemetryListener
+        from typing import Any
 
+        # For pyright strict: create_agent's own signature is partially unknown there.
+        from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+        from langchain.agents.middleware.types import InputAgentState
+        from langchain_core.messages import AIMessage, HumanMessage
+        from langchain_core.runnables import Runnable
+        from langchain_core.tools import tool
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        from langchain_tool_errors import ToolErrorMiddleware
+        from langchain_tool_errors.handlers import report_type_only
+        from langchain_tool_errors.telemetry import OpenTelemetryListener
+        from langchain_tool_errors.testing import ScriptedChatModel
+
+        exported_spans = InMemorySpanExporter()
+        tracer_provider = TracerProvider()
+        tracer_provider.add_span_processor(SimpleSpanProcessor(exported_spans))
+        meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
         listener = OpenTelemetryListener(  # or OpenTelemetryListener(): the global providers
             tracer_provider=tracer_provider, meter_provider=meter_provider
         )
+
+        @tool(description="The weather in a city.")
+        def get_weather(city: str) -> str:
+            raise LookupError(city)
+
         weather_call = AIMessage(
             "", tool_calls=[{"name": "get_weather", "args": {"city": "Atlantis"}, "id": "c1"}]
         )

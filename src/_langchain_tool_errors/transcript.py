@@ -17,6 +17,11 @@ def _describe(message: BaseMessage) -> list[str]:
             f"assistant  calls {call['name']}({json.dumps(call['args'])})  [{call['id']}]"
             for call in message.tool_calls
         ]
+        lines += [
+            f"assistant  calls {call['name'] or '(no name)'} with malformed arguments: "
+            f"{call['args']}  [{call['id']}]"
+            for call in message.invalid_tool_calls
+        ]
         return lines
     if isinstance(message, ToolMessage):
         mark = "ERROR" if message.status == "error" else "ok"
@@ -37,11 +42,20 @@ def transcript(messages: Iterable[BaseMessage], /) -> str:
 
     Example:
         ```python
-        result = agent.invoke({"messages": [HumanMessage("What's the weather in Atlantis?")]})
-        print(transcript(result["messages"]))
+        from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+        from langchain_tool_errors.testing import transcript
+
+        call = {"name": "get_weather", "args": {"city": "Atlantis"}, "id": "call_1"}
+        messages = [
+            HumanMessage("What's the weather in Atlantis?"),
+            AIMessage("", tool_calls=[call]),
+            ToolMessage("No forecast.", tool_call_id="call_1", name="get_weather", status="error"),
+        ]
+        print(transcript(messages))  # e.g. the `messages` of what `agent.invoke(...)` returned
         # user       What's the weather in Atlantis?
         # assistant  calls get_weather({"city": "Atlantis"})  [call_1]
-        # tool       get_weather [call_1] ERROR: `get_weather` could not answer: ...
+        # tool       get_weather [call_1] ERROR: No forecast.
         ```
     """
     return "\n".join(line for message in messages for line in _describe(message))

@@ -14,8 +14,16 @@ Example:
     from langchain.agents.middleware.types import InputAgentState
     from langchain_core.messages import AIMessage, HumanMessage
     from langchain_core.runnables import Runnable
+    from langchain_core.tools import tool
 
+    from langchain_tool_errors import ToolErrorMiddleware
+    from langchain_tool_errors.handlers import report_type_only
     from langchain_tool_errors.testing import ScriptedChatModel, transcript
+
+
+    @tool(description="Search the web.")
+    def search(query: str) -> str:
+        raise TimeoutError(f"search for {query!r} timed out")
 
 
     def build_agent() -> Runnable[InputAgentState, dict[str, Any]]:
@@ -25,7 +33,8 @@ Example:
                 AIMessage("Search is down; here is what I know."),
             ]
         )
-        return create_agent(model, tools=[search], middleware=[ToolErrorMiddleware(explain)])
+        middleware = ToolErrorMiddleware(report_type_only)
+        return create_agent(model, tools=[search], middleware=[middleware])
 
 
     result = build_agent().invoke({"messages": [HumanMessage("Find x")]})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any, Never, assert_type
+from typing import Any, Literal, Never, assert_type
 
 # create_agent's `checkpointer` parameter is langgraph's `Checkpointer` alias, which leaves
 # `BaseCheckpointSaver`'s type parameter unset, so pyright strict calls the import unknown.
@@ -416,6 +416,14 @@ every_kind = ToolErrorMiddleware.from_routes(
 assert_type(every_kind, ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable])
 assert_type(ErrorBudget(per_run=5, kinds=["unknown_tool"]).kinds, tuple[FailureKind, ...])
 assert_type(ToolErrorBudgetExceeded("search", 3, 2, "tool").kind, FailureKind)
+# Failures in a row, alone or beside the other limits; the scope that names it.
+in_a_row = ErrorBudget(consecutive=3)
+assert_type(in_a_row.consecutive, int | None)
+ToolErrorMiddleware(text, budget=ErrorBudget(per_tool=5, consecutive=2, when_spent="tell"))
+assert_type(
+    ToolErrorBudgetExceeded("search", 3, 2, "consecutive").scope,
+    Literal["tool", "run", "consecutive"],
+)
 create_agent(model, tools=[search], middleware=[every_kind])
 
 

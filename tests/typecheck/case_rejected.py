@@ -18,6 +18,7 @@ from langchain_tool_errors import (
     InvalidArguments,
     OnError,
     Route,
+    ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
     UnknownTool,
 )
@@ -136,6 +137,8 @@ def call_the_sync_path_of_routed_middleware(request: ToolCallRequest) -> None:
 # Error budgets: a limit that is not an int, an unknown choice, a budget that is not one.
 ErrorBudget(per_tool="3")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 ErrorBudget(per_run=2.5)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+ErrorBudget(consecutive="2")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+ToolErrorBudgetExceeded("search", 3, 2, "in_a_row")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 ErrorBudget(per_tool=3, when_spent="retry")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 ToolErrorMiddleware(on_error, budget=3)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 # Budgets per route: a budget that is not an ErrorBudget, in both shapes of route.

@@ -1,0 +1,265 @@
+"""`ErrorBudget(consecutive=N)` through real agents: a tool's failures in a row.
+
+The tool here fails or succeeds as each call asks (`outcome="fail"` or `"ok"`), so a script
+of calls is a script of outcomes: a flaky tool that keeps recovering, one that breaks for
+good, and parallel calls of one step in either order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from langchain_tool_errors import (
+    ErrorBudget,
+    Route,
+    SyncCapable,
+    ToolErrorBudgetExceeded,
+    ToolErrorMiddleware,
+)
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import ScriptedChatModel
+from tests._agents import PATHS, Agent, Path, call, direct_request, run, tool_messages
+
+DONE = AIMessage("done")
+
+
+def flaky_tool(runs: list[str] | None = None) -> BaseTool:
+    """`flaky(outcome)`: raises `ConnectionError` for "fail", answers "ok" otherwise."""
+
+    def flaky(outcome: str) -> str:
+        """Reach a service that is sometimes down."""
+        if runs is not None:
+            runs.append(outcome)
+        if outcome == "fail":
+            raise ConnectionError("the service is down")
+        return "ok"
+
+    return StructuredTool.from_function(flaky)
+
+
+def turns(*steps: Sequence[str]) -> list[AIMessage]:
+    """One model reply per step, calling `flaky` once per outcome, in that order."""
+    return [
+        AIMessage(
+            "", tool_calls=[call("flaky", f"s{n}-{i}", outcome=o) for i, o in enumerate(outcomes)]
+        )
+        for n, outcomes in enumerate(steps)
+    ] + [DONE]
+
+
+def agent_of(
+    middleware: ToolErrorMiddleware, script: list[AIMessage], checkpointer: Any = None
+) -> Agent:
+    # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    built: Agent = create_agent(
+        ScriptedChatModel(script=list(script)),
+        tools=[flaky_tool()],
+        middleware=[middleware],
+        checkpointer=checkpointer,
+    )
+    return built
+
+
+def in_a_row(limit: int, **options: Any) -> ToolErrorMiddleware[str, Exception, SyncCapable]:
+    return ToolErrorMiddleware(report_type_only, budget=ErrorBudget(consecutive=limit, **options))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tool_that_keeps_recovering_is_never_stopped(path: Path) -> None:
+    steps = [["fail"], ["fail"], ["ok"]] * 3  # six failures, never more than two in a row
+    agent = agent_of(in_a_row(2), turns(*steps))
+
+    result = run(agent, path)
+
+    assert result["messages"][-1].text == "done"
+    assert [m.status for m in tool_messages(result).values()] == ["error", "error", "success"] * 3
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_same_failures_spend_a_per_tool_budget(path: Path) -> None:
+    steps = [["fail"], ["fail"], ["ok"]] * 3
+    agent = agent_of(
+        ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2)), turns(*steps)
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path)
+
+    assert (spent.value.scope, spent.value.count) == ("tool", 3)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_one_failure_too_many_in_a_row_stops_the_run(path: Path) -> None:
+    agent = agent_of(in_a_row(2), turns(["fail"], ["ok"], ["fail"], ["fail"], ["fail"]))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path)
+
+    stop = spent.value
+    assert (stop.tool, stop.count, stop.limit, stop.scope) == ("flaky", 3, 2, "consecutive")
+    assert isinstance(stop.__cause__, ConnectionError)
+    assert "3 failures of `flaky` in a row in this run, over the limit of 2" in str(stop)
+    assert "(consecutive)" in str(stop)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_stop_in_a_row_is_kept_in_the_thread_and_answers_the_call(path: Path) -> None:
+    agent = agent_of(in_a_row(1), turns(["fail"], ["fail"]), InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+
+    with pytest.raises(ToolErrorBudgetExceeded):
+        run(agent, path, config=config)
+
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    answers = tool_messages(graph.get_state(config).values)
+    assert answers["s1-0"].text == (
+        "This call to `flaky` failed, and the error budget stopped the run (2 failures of "
+        "`flaky` in a row in this run, over the limit of 1)."
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tell_budget_closes_the_tool_after_too_many_failures_in_a_row(path: Path) -> None:
+    agent = agent_of(in_a_row(2, when_spent="tell"), turns(["fail"], ["fail"], ["fail"], ["ok"]))
+
+    result = run(agent, path)
+
+    told = ErrorBudget.DEFAULT_MESSAGE.format(tool="flaky", times="3 times")
+    texts = [m.text for m in tool_messages(result).values()]
+    assert texts[2:] == [told, told]  # the last call, "ok", never ran: the tool is closed
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_consecutive_and_per_tool_are_each_checked(path: Path) -> None:
+    steps = [["fail"], ["ok"]] * 3 + [["fail"]]  # four failures, none in a row
+    budget = ErrorBudget(per_tool=3, consecutive=2)
+    agent = agent_of(ToolErrorMiddleware(report_type_only, budget=budget), turns(*steps))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path)
+
+    assert (spent.value.scope, spent.value.count, spent.value.limit) == ("tool", 4, 3)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(
+    ("first_step", "stopped"),
+    [
+        (["fail", "ok"], False),  # the success comes after the failure: it resets it
+        (["ok", "fail"], True),  # the failure comes after the success: it is still in a row
+    ],
+)
+def test_parallel_calls_of_one_step_are_taken_in_call_order(
+    path: Path, first_step: list[str], stopped: bool
+) -> None:
+    # Both calls of the first step see no failure before it; the count after the step is
+    # 0 or 1 as the calls come, and the next failure is the first or the second in a row.
+    agent = agent_of(in_a_row(1), turns(first_step, ["fail"]))
+
+    if stopped:
+        with pytest.raises(ToolErrorBudgetExceeded) as spent:
+            run(agent, path)
+        assert (spent.value.scope, spent.value.count) == ("consecutive", 2)
+    else:
+        assert run(agent, path)["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_failures_in_a_row_continue_after_an_interrupt_and_restart_with_a_new_input(
+    path: Path,
+) -> None:
+    from langgraph.types import interrupt
+
+    def ask(question: str) -> str:
+        """Ask a person."""
+        return str(interrupt(question))
+
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    script = [
+        AIMessage("", tool_calls=[call("flaky", "a", outcome="fail")]),
+        AIMessage("", tool_calls=[call("ask", "q", question="retry?")]),
+        AIMessage("", tool_calls=[call("flaky", "b", outcome="fail")]),
+        DONE,
+        AIMessage("", tool_calls=[call("flaky", "c", outcome="fail")]),
+        DONE,
+    ]
+    saver = InMemorySaver()
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[flaky_tool(), StructuredTool.from_function(ask)],
+        middleware=[in_a_row(1)],
+        checkpointer=saver,
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+
+    run(agent, path, config=config)  # pauses at `ask`, one failure in a row counted
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, Command(resume="yes"), config)  # the ask's success is another tool's
+
+    assert (spent.value.count, spent.value.scope) == (2, "consecutive")
+    # A new input starts from zero: its one failure is the first in a row.
+    again = run(agent, path, {"messages": [HumanMessage("once more")]}, config)
+    assert again["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_routes_own_budget_counts_its_failures_in_a_row(path: Path) -> None:
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(ConnectionError, report_type_only, budget=ErrorBudget(consecutive=1))]
+    )
+    recovering = agent_of(middleware, turns(["fail"], ["ok"], ["fail"], ["ok"]))
+    breaking = agent_of(middleware, turns(["fail"], ["ok"], ["fail"], ["fail"]))
+
+    assert run(recovering, path)["messages"][-1].text == "done"
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(breaking, path)
+    assert (spent.value.route, spent.value.scope, spent.value.count) == (0, "consecutive", 2)
+
+
+def test_a_success_writes_a_reset_only_after_a_failure_in_a_row() -> None:
+    # The reset costs the success path nothing until the tool has failed: the answer is
+    # the tool's own message, not a `Command` with counts.
+    middleware = in_a_row(2)
+    ok = ToolMessage("ok", tool_call_id="c", name="flaky")
+    request = direct_request(flaky_tool(), call("flaky", "c", outcome="ok"))
+    row = f"{middleware.name}\x00flaky\x00row"
+
+    def handler(request: ToolCallRequest) -> ToolMessage:
+        return ok
+
+    assert middleware.wrap_tool_call(request, handler) is ok
+    failed = request.override(state={"tool_error_budget_counts": {row: 1}})
+    reset = middleware.wrap_tool_call(failed, handler)
+    assert isinstance(reset, Command)
+    assert reset.update == {"messages": [ok], "tool_error_budget_counts": {row: -1}}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_two_middleware_counting_failures_in_a_row_each_reset_on_a_success(path: Path) -> None:
+    # The inner one answers the success with a `Command` holding its reset; the outer one
+    # adds its own beside it.
+    outer = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(consecutive=1), name="outer")
+    inner = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(consecutive=5), name="inner")
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=turns(["fail"], ["ok"], ["fail"], ["ok"])),
+        tools=[flaky_tool()],
+        middleware=[outer, inner],
+    )
+
+    result = run(agent, path)
+
+    assert result["messages"][-1].text == "done"

@@ -269,18 +269,13 @@ def test_the_inner_middlewares_leak_is_replaced(path: Path) -> None:
     assert after == [(before[0][0], "error", "`fetch` is failing; answer without it.")]
 
 
+CUT_SHORT = InvalidToolCall(
+    name="lookup", args='{"record_id": ', id="cut", error="unexpected end", type="invalid_tool_call"
+)
+"""A call to `lookup` whose arguments were cut short: they are not JSON."""
+
 MALFORMED = AIMessage(
-    content="",
-    tool_calls=[call("lookup", "valid", record_id=1)],
-    invalid_tool_calls=[
-        InvalidToolCall(
-            name="lookup",
-            args='{"record_id": ',
-            id="cut",
-            error="unexpected end",
-            type="invalid_tool_call",
-        )
-    ],
+    content="", tool_calls=[call("lookup", "valid", record_id=1)], invalid_tool_calls=[CUT_SHORT]
 )
 
 
@@ -355,18 +350,7 @@ def test_a_model_repeating_a_malformed_call_is_stopped_by_a_budget(path: Path) -
     assert spent.value.__cause__ is None
 
 
-MALFORMED_ONLY = AIMessage(
-    content="",
-    invalid_tool_calls=[
-        InvalidToolCall(
-            name="lookup",
-            args='{"record_id": ',
-            id="cut",
-            error="unexpected end",
-            type="invalid_tool_call",
-        )
-    ],
-)
+MALFORMED_ONLY = AIMessage(content="", invalid_tool_calls=[CUT_SHORT])
 
 
 @pytest.mark.parametrize("path", PATHS)

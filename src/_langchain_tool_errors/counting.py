@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.budget import (
@@ -207,16 +207,15 @@ class Accounts:
         """
         state = request.state
         counts: Mapping[str, int] | None = state.get(COUNTS_KEY)
-        messages: Sequence[object] | None = state.get("messages")
-        if not counts and messages:
-            reply = messages[-1]
-            if type(reply) is AIMessage and len(reply.tool_calls) < 2:
-                return None  # no failure counted, and no other call in the step
+        calls = _reply_calls(state)
+        if not counts and len(calls) < 2:
+            return None  # no failure counted, and no other call in the step
         tool = tool_name(request)
         keys = [f"{prefix}{tool}{_ROW}" for prefix in self._rows]
         if counts and any(counts.get(key, 0) for key in keys):
             return dict.fromkeys(keys, RESET)
-        return dict.fromkeys(keys, RESET) if _called_again(state, tool) else None
+        called_again = sum(call["name"] == tool for call in calls) > 1
+        return dict.fromkeys(keys, RESET) if called_again else None
 
     @property
     def closing_key(self) -> str:
@@ -259,16 +258,11 @@ class Accounts:
         return None
 
 
-def _called_again(state: Mapping[str, Any], tool: str) -> bool:
-    """Whether the model's reply calls `tool` more than once."""
+def _reply_calls(state: Mapping[str, Any]) -> Sequence[ToolCall]:
+    """The calls of the model's reply that this step runs (none if there is no reply)."""
     messages: Sequence[object] | None = state.get("messages")
-    if not messages:
-        return False
-    reply = messages[-1]
+    reply = messages[-1] if messages else None
     # The reply is the last message unless another hook answered some of its calls.
     if not (type(reply) is AIMessage or isinstance(reply, AIMessage)):
         reply, _ = last_reply(state)
-        if reply is None:
-            return False
-    calls = reply.tool_calls
-    return len(calls) > 1 and sum(call["name"] == tool for call in calls) > 1
+    return () if reply is None else reply.tool_calls

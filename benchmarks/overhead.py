@@ -43,15 +43,17 @@ from langsmith import traceable  # pyright: ignore[reportUnknownVariableType]
 from typing_extensions import override
 
 import langchain_tool_errors
+from _langchain_tool_errors.inner_commands import is_state_update
 from _langchain_tool_errors.scripted_model import ScriptedChatModel
 from langchain_tool_errors import (
     ErrorBudget,
     InvalidArguments,
+    RepeatedCall,
     Route,
     ToolErrorMiddleware,
     ToolFailure,
 )
-from langchain_tool_errors.handlers import report_invalid_fields
+from langchain_tool_errors.handlers import report_invalid_fields, report_kind_only
 
 Result = ToolMessage | Command[Any]
 _R = TypeVar("_R")
@@ -167,6 +169,17 @@ class _BareAsyncHook:
         return await handler(request)
 
 
+def _after_a_failure(middleware: ToolErrorMiddleware[Any, Any, Any]) -> ToolCallRequest:
+    """`REQUEST` in a run where another call of the tool failed: repeats are looked up."""
+    other = REQUEST.override(tool_call={**REQUEST.tool_call, "args": {"query": "other"}})
+    failed = middleware.wrap_tool_call(other, _fail)
+    assert isinstance(failed, Command)
+    update: object = failed.update
+    assert is_state_update(update)
+    written: dict[str, Any] = {k: v for k, v in update.items() if k != "messages"}
+    return REQUEST.override(state=written)
+
+
 def _hook(
     hook: Callable[[ToolCallRequest, Any], _R], handler: Any, request: ToolCallRequest = REQUEST
 ) -> Callable[[], _R]:
@@ -222,6 +235,10 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
     ours_kinds = ToolErrorMiddleware.from_routes(
         [Route(InvalidArguments, report_invalid_fields), Route(Exception, _explain)]
     )
+    ours_repeats = ToolErrorMiddleware.from_routes(
+        [Route(RepeatedCall, report_kind_only), Route(Exception, _explain)]
+    )
+    after_a_failure = _after_a_failure(ours_repeats)
     # The recording stage: a record of each failure in the state, or a listener told of it.
     ours_record = ToolErrorMiddleware(_explain, record_failures=True)
     ours_listener = ToolErrorMiddleware(_explain, listeners=[_listen])
@@ -247,6 +264,10 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
                 "ours in a row": _loop(_hook(ours_in_a_row.wrap_tool_call, _succeed, IN_A_RUN)),
                 "ours budget error": _loop(_hook(ours_budget.wrap_tool_call, _fail)),
                 "ours kinds": _loop(_hook(ours_kinds.wrap_tool_call, _succeed)),
+                "ours repeats": _loop(_hook(ours_repeats.wrap_tool_call, _succeed)),
+                "ours repeats after a failure": _loop(
+                    _hook(ours_repeats.wrap_tool_call, _succeed, after_a_failure)
+                ),
                 "ours budget reported": _loop(_hook(ours_budget.wrap_tool_call, _report)),
                 "theirs reported": _loop(_hook(theirs.wrap_tool_call, _report)),
                 "ours record": _loop(_hook(ours_record.wrap_tool_call, _succeed)),
@@ -316,6 +337,14 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
         Figure(
             "success path, a route for invalid arguments: overhead",
             *_over(sync, "direct", us, ours="ours kinds"),
+        ),
+        Figure(
+            "success path, a route for repeats: overhead",
+            *_over(sync, "direct", us, ours="ours repeats"),
+        ),
+        Figure(
+            "success path, a route for repeats, after a failure: overhead",
+            *_over(sync, "direct", us, ours="ours repeats after a failure"),
         ),
         Figure(
             "returned error message, classified and counted",
@@ -868,6 +897,10 @@ def main(argv: Sequence[str] | None = None) -> int:
          by_name["success path with a consecutive budget: overhead"].ratio <= 1.0),
         ("success path with a route for invalid arguments <= 1.0 x langchain's",
          by_name["success path, a route for invalid arguments: overhead"].ratio <= 1.0),
+        ("success path with a route for repeats <= 1.0 x langchain's",
+         by_name["success path, a route for repeats: overhead"].ratio <= 1.0),
+        ("success path with a route for repeats, after a failure <= 1.0 x langchain's",
+         by_name["success path, a route for repeats, after a failure: overhead"].ratio <= 1.0),
         ("async success path with a budget <= 1.0 x langchain's",
          by_name["async success path with a budget: overhead"].ratio <= 1.0),
         ("1,001-name filter within 1.1 x of no filter",

@@ -29,6 +29,7 @@ REQUIRED_EXAMPLES = [  # the scripts the docs promise
     "budget",
     "failures",
     "observability",
+    "recovery",
 ]
 
 
@@ -55,6 +56,15 @@ def test_the_failures_guide_quotes_its_example_as_it_prints() -> None:
     printed = (RECORDED / "failures.txt").read_text(encoding="utf-8").splitlines()
 
     assert quoted
+    assert all(line in printed for line in quoted), [line for line in quoted if line not in printed]
+
+
+def test_the_recovery_guide_quotes_its_example_as_it_prints() -> None:
+    guide = (ROOT / "docs" / "guides" / "recovery.md").read_text(encoding="utf-8")
+    quoted = guide.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    printed = (RECORDED / "recovery.txt").read_text(encoding="utf-8").splitlines()
+
+    assert len(quoted) > 5
     assert all(line in printed for line in quoted), [line for line in quoted if line not in printed]
 
 

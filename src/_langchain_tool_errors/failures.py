@@ -22,6 +22,7 @@ FailureKind: TypeAlias = Literal[
     "tool_reported",
     "inner_middleware",
     "malformed_call",
+    "repeated_call",
 ]
 """How a tool call failed, as budgets count it and messages name it.
 
@@ -31,6 +32,8 @@ FailureKind: TypeAlias = Literal[
 - `"tool_reported"`: the tool answered its own failure (`ToolReportedError`).
 - `"inner_middleware"`: another middleware answered it (`InnerMiddlewareError`).
 - `"malformed_call"`: the call's arguments could not be parsed (`MalformedToolCall`).
+- `"repeated_call"`: the same call already failed in this run, so it was not run again
+  (`RepeatedCall`; only where a route takes it).
 
 Example:
     ```python
@@ -49,6 +52,7 @@ KIND_PHRASES: dict[FailureKind, str] = {
     "tool_reported": "an error the tool reported",
     "inner_middleware": "an error another middleware answered",
     "malformed_call": "a call whose arguments could not be parsed",
+    "repeated_call": "a call that already failed with the same arguments",
 }
 """Each kind as messages name it."""
 
@@ -299,6 +303,52 @@ class MalformedToolCall(ReportedFailure):
         super().__init__(tool=tool, args=args, text=text)
         self.raw_arguments = raw_arguments
         self.error = error
+
+
+class RepeatedCall(ReportedFailure):
+    """The model called a tool again with the arguments of a call that failed in this run.
+
+    Looked for only where a route names this class (for the tools that route selects): the
+    call is then routed before it runs, and a handler's content answers it in place of
+    running the tool again; a handler that returns `None` lets it run as usual. Arguments
+    are compared as JSON (the order of keys does not matter). Only calls that reached the
+    tool and failed count as earlier failures: a call another middleware answered in
+    place of running it (a limit, a person who rejected it) does not. `text` is this
+    package's own answer, naming the tool and how often the call failed, for a handler
+    to send as it is.
+
+    Attributes:
+        failures: How many times this same call has failed in this run so far.
+
+    Example:
+        ```python
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from langchain_tool_errors import RepeatedCall, Route
+
+        def not_again(failure: RepeatedCall, request: ToolCallRequest) -> str:
+            return failure.text
+
+        route = Route(RepeatedCall, not_again)
+        ```
+    """
+
+    __slots__ = ("failures",)
+
+    kind: ClassVar[FailureKind] = "repeated_call"
+    failures: int
+
+    def __init__(self, *, tool: str, args: Mapping[str, object], text: str, failures: int) -> None:
+        """Describe the failure, with how many times the same call failed before."""
+        super().__init__(tool=tool, args=args, text=text)
+        self.failures = failures
+
+
+REPEATED_TEXT = (
+    "`{tool}` was not run again: the same call, with the same arguments, already failed "
+    "{times} in this run. Change the arguments, or try another way."
+)
+"""What `RepeatedCall.text` says, with the tool's name and how often the call failed."""
 
 
 def kind_of(failure: Exception | ReportedFailure) -> FailureKind:

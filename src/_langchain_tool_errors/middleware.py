@@ -73,6 +73,7 @@ from _langchain_tool_errors.recording import (
     Recorder,
     failure_record,
 )
+from _langchain_tool_errors.repeats import Repeats
 from _langchain_tool_errors.route_table import (
     RouteHandlers,
     RouteTable,
@@ -496,6 +497,9 @@ class ToolErrorMiddleware(
         # The accounts again when a budget counts failures in a row, which a tool's success
         # ends (`None` otherwise: the success path of every other middleware stays as it was).
         self._resetting = accounts if accounts is not None and accounts.counts_rows else None
+        # Where a route names `RepeatedCall`: the failed calls of the run, each looked up
+        # before a call to a tool such a route selects runs (`None` otherwise).
+        self._repeats = Repeats.of(checked_name, routes)
         # What the recording stage needs (`None` when nothing records or listens).
         self._recorder = Recorder(self._name, keeps, checked_listeners) if records else None
         if keeps:
@@ -980,8 +984,12 @@ class ToolErrorMiddleware(
         # The call is settled here: `before_model` leaves its answer alone.
         mark = settled(message.tool_call_id)
         update: dict[str, Any]
+        repeats = self._repeats
+        remembered = None if repeats is None else repeats.remember(request)
         if accounts is None:  # nothing counts: the handler's message is the answer
             update = {"messages": [message], SETTLED_KEY: mark}
+            if remembered is not None:
+                update[COUNTS_KEY] = remembered
             if recorder is not None:
                 record = recorder.failure(failure, request, route, "answered")
                 if recorder.keeps:
@@ -1007,8 +1015,8 @@ class ToolErrorMiddleware(
             return Command(update=update), record
         told, increments = (None, None) if spent is None else spent
         update = {"messages": [told or message], SETTLED_KEY: mark}
-        if increments is not None:
-            update[COUNTS_KEY] = increments
+        if increments is not None or remembered is not None:
+            update[COUNTS_KEY] = {**(increments or {}), **(remembered or {})}
         if recorder is not None:
             outcome: FailureOutcome = "answered" if told is None else "told"
             record = recorder.failure(failure, request, route, outcome)
@@ -1179,6 +1187,19 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             closed = closing[1].answer_closed(request)  # a closed tool's call never runs
             if closed is not None:
                 return _settled_closed(closed)
+        repeats = self._repeats
+        repeated = None if repeats is None else repeats.repeated(request)
+        if repeated is not None and not self._ignores(request):
+            route = self._table.route(repeated, request)
+            try:
+                answer = None if route is None else reply_to(route, repeated, request)
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                self._propagated(repeated, request, route)
+                raise
+            if route is not None and answer is not None:  # answered in place of running
+                return self._finish(answer, repeated, request, route[2])
         try:
             result = handler(request)
         except GraphBubbleUp:
@@ -1236,6 +1257,19 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             closed = closing[1].answer_closed(request)  # a closed tool's call never runs
             if closed is not None:
                 return _settled_closed(closed)
+        repeats = self._repeats
+        repeated = None if repeats is None else repeats.repeated(request)
+        if repeated is not None and not self._ignores(request):
+            route = self._table.route(repeated, request)
+            try:
+                answer = None if route is None else await areply_to(route, repeated, request)
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                await self._apropagated(repeated, request, route)
+                raise
+            if route is not None and answer is not None:  # answered in place of running
+                return await self._afinish(answer, repeated, request, route[2])
         try:
             result = await handler(request)
         except GraphBubbleUp:
@@ -1490,7 +1524,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         middleware writes: nothing else shows in a stream's updates.
         """
         update: dict[str, Any] = {SETTLED_KEY: Overwrite(trailing_answers(state))}
-        if self._accounts is not None:
+        if self._accounts is not None or self._repeats is not None:
             no_counts: dict[str, int] = {}
             no_stops: dict[str, BudgetStop] = {}
             update[COUNTS_KEY] = Overwrite(no_counts)

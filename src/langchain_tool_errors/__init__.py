@@ -3,9 +3,10 @@
 `ToolErrorMiddleware` hands exceptions raised by tools back to the model as error
 `ToolMessage`s, with configuration mistakes caught by mypy and pyright and, for code that
 skips them, by matching checks at run time. The failures a model reads that are not
-exceptions (invalid arguments, unknown tools, errors tools report, malformed calls) have a
-class each, for routes, and a kind, for budgets. Every failure can be kept in a record of
-the run (`record_failures=True`) and told to listeners as it happens.
+exceptions (invalid arguments, unknown tools, errors tools report, malformed calls, a call
+that already failed) have a class each, for routes, and a kind, for budgets. Every failure
+can be kept in a record of the run (`record_failures=True`) and told to listeners as it
+happens.
 """
 
 from _langchain_tool_errors.budget import ErrorBudget, ToolErrorBudgetExceeded
@@ -16,6 +17,7 @@ from _langchain_tool_errors.failures import (
     InnerMiddlewareError,
     InvalidArguments,
     MalformedToolCall,
+    RepeatedCall,
     ReportedFailure,
     ToolReportedError,
     UnknownTool,
@@ -53,6 +55,7 @@ __all__ = [
     "MalformedToolCall",
     "MissingHandlerError",
     "OnError",
+    "RepeatedCall",
     "ReportedFailure",
     "Route",
     "SyncCapable",

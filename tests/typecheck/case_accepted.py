@@ -30,6 +30,7 @@ from langchain_tool_errors import (
     InvalidArguments,
     MalformedToolCall,
     OnError,
+    RepeatedCall,
     ReportedFailure,
     Route,
     SyncCapable,
@@ -397,11 +398,19 @@ def key_or_malformed(failure: KeyError | MalformedToolCall, request: ToolCallReq
     return "retry"
 
 
+def not_again(failure: RepeatedCall, request: ToolCallRequest) -> str | None:
+    assert_type(failure.failures, int)
+    return failure.text if failure.failures < 3 else None
+
+
 assert_type(Route(InvalidArguments, fields), Route[SyncCapable])
 assert_type(Route(UnknownTool, aon_error=asuggest), Route[AsyncOnly])
 assert_type(Route(ReportedFailure, any_reported), Route[SyncCapable])
 assert_type(Route((InnerMiddlewareError, ToolReportedError), report_kind_only), Route[SyncCapable])
 assert_type(Route((KeyError, MalformedToolCall), key_or_malformed), Route[SyncCapable])
+assert_type(Route(RepeatedCall, not_again, tools=["charge"]), Route[SyncCapable])
+assert_type(Route(RepeatedCall, report_kind_only), Route[SyncCapable])
+assert_type(ErrorBudget(per_run=3, kinds=["repeated_call"]).kinds, tuple[FailureKind, ...])
 assert_type(Route(InvalidArguments, report_invalid_fields), Route[SyncCapable])
 assert_type(Route(UnknownTool, report_known_tools), Route[SyncCapable])
 every_kind = ToolErrorMiddleware.from_routes(

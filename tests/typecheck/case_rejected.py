@@ -17,6 +17,7 @@ from langchain_tool_errors import (
     ErrorBudget,
     InvalidArguments,
     OnError,
+    RepeatedCall,
     Route,
     ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
@@ -154,6 +155,9 @@ def for_unknown_tools(failure: UnknownTool, request: ToolCallRequest) -> str:
 # what the route selects; a budget's kinds are the known ones, in a collection.
 ToolErrorMiddleware(on_error, exceptions=InvalidArguments)  # type: ignore[misc]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 Route(InvalidArguments, for_unknown_tools)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route(RepeatedCall, for_unknown_tools)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route(RepeatedCall, on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+ErrorBudget(per_tool=3, kinds=["repeated"])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 Route(InvalidArguments, on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 Route(str, on_error)  # type: ignore[type-var, arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 ErrorBudget(per_tool=3, kinds="exception")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]

@@ -1,0 +1,335 @@
+"""`RepeatedCall` through real agents: a call the same as one that already failed in the run.
+
+The tool here, `charge(order, amount)`, fails for the order "bad" and counts every run, so
+a test can tell a call answered in place of running from one that ran again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+# create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from langchain_tool_errors import (
+    ErrorBudget,
+    FailureKind,
+    RepeatedCall,
+    ReportedFailure,
+    Route,
+    ToolErrorBudgetExceeded,
+    ToolErrorMiddleware,
+    ToolFailure,
+)
+from langchain_tool_errors.handlers import report_kind_only, report_type_only
+from langchain_tool_errors.testing import ScriptedChatModel
+from tests._agents import PATHS, Agent, Path, call, echo_tool, run, tool_messages
+
+DONE = AIMessage("done")
+TYPE_ONLY = "Tool `charge` failed with ConnectionError."
+
+
+def charge_tool(runs: list[dict[str, object]]) -> BaseTool:
+    """`charge(order, amount)`: raises `ConnectionError` for the order "bad"; counts runs."""
+
+    def charge(order: str, amount: int = 1) -> str:
+        """Charge an order."""
+        runs.append({"order": order, "amount": amount})
+        if order == "bad":
+            raise ConnectionError("the payment service refused it")
+        return f"charged {order}"
+
+    return StructuredTool.from_function(charge)
+
+
+def replies(*steps: Sequence[ToolCall]) -> list[AIMessage]:
+    """One model reply per step, with its calls, then "done"."""
+    return [AIMessage("", tool_calls=list(calls)) for calls in steps] + [DONE]
+
+
+def bad(call_id: str, **args: object) -> ToolCall:
+    return call("charge", call_id, order="bad", **args)
+
+
+def not_again(failure: RepeatedCall, request: ToolCallRequest) -> str:
+    return failure.text
+
+
+def guarded(*routes: Route[Any], **options: Any) -> ToolErrorMiddleware[Any, Any, Any]:
+    """Repeats answered with their own text, exceptions by type only."""
+    return ToolErrorMiddleware.from_routes(
+        [*routes, Route(RepeatedCall, not_again), Route(Exception, report_type_only)], **options
+    )
+
+
+def agent_of(
+    middleware: ToolErrorMiddleware[Any, Any, Any],
+    script: list[AIMessage],
+    runs: list[dict[str, object]],
+    checkpointer: Any = None,
+) -> Agent:
+    built: Agent = create_agent(
+        ScriptedChatModel(script=list(script)),
+        tools=[charge_tool(runs), echo_tool()],
+        middleware=[middleware],
+        checkpointer=checkpointer,
+    )
+    return built
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_call_that_failed_is_answered_without_running_again(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    agent = agent_of(guarded(), replies([bad("a")], [bad("b")], [bad("c")]), runs)
+
+    result = run(agent, path)
+
+    assert runs == [{"order": "bad", "amount": 1}]  # the tool ran once
+    answers = tool_messages(result)
+    assert [answers[i].status for i in "abc"] == ["error"] * 3
+    assert answers["a"].text == TYPE_ONLY
+    assert answers["b"].text == (
+        "`charge` was not run again: the same call, with the same arguments, already failed "
+        "once in this run. Change the arguments, or try another way."
+    )
+    assert "already failed 2 times in this run" in answers["c"].text
+    assert result["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_arguments_are_compared_as_json_whatever_their_order(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    first = call("charge", "a", order="bad", amount=5)
+    reordered = ToolCall(
+        name="charge", args={"amount": 5, "order": "bad"}, id="b", type="tool_call"
+    )
+    agent = agent_of(guarded(), replies([first], [reordered]), runs)
+
+    result = run(agent, path)
+
+    assert len(runs) == 1
+    assert "was not run again" in tool_messages(result)["b"].text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_other_arguments_or_another_tool_run_as_usual(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    script = replies([bad("a")], [bad("b", amount=2)], [call("echo", "c", query="bad")])
+    agent = agent_of(guarded(), script, runs)
+
+    result = run(agent, path)
+
+    assert runs == [{"order": "bad", "amount": 1}, {"order": "bad", "amount": 2}]
+    answers = tool_messages(result)
+    assert answers["b"].text == TYPE_ONLY
+    assert answers["c"].text == "echo: bad"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_call_that_succeeded_is_never_a_repeat(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    good = {"order": "ok"}
+    script = replies([bad("a")], [call("charge", "b", **good)], [call("charge", "c", **good)])
+    agent = agent_of(guarded(), script, runs)
+
+    result = run(agent, path)
+
+    assert [r["order"] for r in runs] == ["bad", "ok", "ok"]
+    assert tool_messages(result)["c"].text == "charged ok"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_without_a_route_for_repeats_the_call_runs_again(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    script = replies([bad("a")], [bad("b")])
+    # A route for every reported failure does not turn repeats on: only naming them does.
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(ReportedFailure, report_kind_only), Route(Exception, report_type_only)],
+        budget=ErrorBudget(per_run=5),
+        record_failures=True,
+    )
+    result = run(agent_of(middleware, script, runs), path)
+
+    assert len(runs) == 2
+    assert tool_messages(result)["b"].text == TYPE_ONLY
+    assert [f["kind"] for f in result["tool_failures"]] == ["exception", "exception"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_handler_that_declines_lets_the_call_run_again(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    seen: list[int] = []
+
+    def count_only(failure: RepeatedCall, request: ToolCallRequest) -> str | None:
+        seen.append(failure.failures)
+        return None
+
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(RepeatedCall, count_only), Route(Exception, report_type_only)]
+    )
+    result = run(agent_of(middleware, replies([bad("a")], [bad("b")], [bad("c")]), runs), path)
+
+    assert len(runs) == 3
+    assert seen == [1, 2]  # each failure of the same call is remembered
+    assert tool_messages(result)["c"].text == TYPE_ONLY
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_route_for_some_tools_looks_for_their_repeats_only(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    failing_echo: list[str] = []
+
+    def echo(query: str) -> str:
+        """Echo, failing once."""
+        failing_echo.append(query)
+        raise ValueError("echo is down")
+
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(RepeatedCall, not_again, tools=["charge"]), Route(Exception, report_type_only)]
+    )
+    script = replies(
+        [bad("a"), call("echo", "b", query="x")], [bad("c"), call("echo", "d", query="x")]
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[charge_tool(runs), StructuredTool.from_function(echo)],
+        middleware=[middleware],
+    )
+    result = run(agent, path)
+
+    assert len(runs) == 1
+    assert failing_echo == ["x", "x"]
+    assert "was not run again" in tool_messages(result)["c"].text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_calls_of_one_reply_are_not_repeats_of_each_other(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    agent = agent_of(guarded(), replies([bad("a"), bad("b")], [bad("c")]), runs)
+
+    result = run(agent, path)
+
+    assert len(runs) == 2  # both ran: neither had failed when the step began
+    assert "already failed 2 times" in tool_messages(result)["c"].text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_invalid_arguments_repeated_are_answered_as_repeats(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    wrong = {"order": "x", "amount": "a lot"}
+    agent = agent_of(
+        guarded(), replies([call("charge", "a", **wrong)], [call("charge", "b", **wrong)]), runs
+    )
+
+    result = run(agent, path)
+
+    assert runs == []
+    answers = tool_messages(result)
+    assert "amount" in answers["a"].text  # ToolNode's own answer to invalid arguments
+    assert "was not run again" in answers["b"].text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_budget_counts_repeats_as_their_kind(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    repeats_only: tuple[FailureKind, ...] = ("repeated_call",)
+    middleware = guarded(budget=ErrorBudget(per_run=2, kinds=repeats_only))
+    agent = agent_of(middleware, replies([bad("a")], [bad("b")], [bad("c")], [bad("d")]), runs)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path)
+
+    stop = spent.value
+    assert (stop.kind, stop.count, stop.limit, stop.scope) == ("repeated_call", 3, 2, "run")
+    assert stop.__cause__ is None
+    assert len(runs) == 1
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_record_and_the_listeners_show_the_repeat(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    told: list[ToolFailure] = []
+    middleware = guarded(record_failures=True, listeners=[told.append])
+    agent = agent_of(middleware, replies([bad("a")], [bad("b")]), runs)
+
+    result = run(agent, path)
+
+    kinds: list[FailureKind] = [f["kind"] for f in result["tool_failures"]]
+    assert kinds == ["exception", "repeated_call"]
+    repeat = result["tool_failures"][1]
+    assert (repeat["call_id"], repeat["outcome"], repeat["route"]) == ("b", "answered", 0)
+    assert repeat["error_type"] == "langchain_tool_errors.RepeatedCall"
+    assert told == result["tool_failures"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_new_input_starts_a_run_with_nothing_failed(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    script = replies([bad("a")]) + replies([bad("b")])
+    agent = agent_of(guarded(), script, runs, InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+
+    run(agent, path, config=config)
+    second = run(agent, path, {"messages": [HumanMessage("again")]}, config)
+
+    assert len(runs) == 2
+    assert tool_messages(second)["b"].text == TYPE_ONLY
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_handler_that_fails_on_a_repeat_propagates(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    told: list[ToolFailure] = []
+
+    def broken(failure: RepeatedCall, request: ToolCallRequest) -> str:
+        raise RuntimeError("the handler is broken")
+
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(RepeatedCall, broken), Route(Exception, report_type_only)],
+        listeners=[told.append],
+    )
+    agent = agent_of(middleware, replies([bad("a")], [bad("b")]), runs)
+
+    with pytest.raises(RuntimeError, match="the handler is broken"):
+        run(agent, path)
+
+    assert len(runs) == 1
+    assert [(f["kind"], f["outcome"]) for f in told] == [
+        ("exception", "answered"),
+        ("repeated_call", "propagated"),
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_call_a_person_rejected_is_not_an_earlier_failure(path: Path) -> None:
+
+    runs: list[dict[str, object]] = []
+    review = HumanInTheLoopMiddleware(interrupt_on={"charge": True})
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=replies([bad("a")], [bad("b")])),
+        tools=[charge_tool(runs)],
+        middleware=[guarded(budget=ErrorBudget(per_run=5)), review],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    reject = {"decisions": [{"type": "reject", "message": "not now"}]}
+    approve = {"decisions": [{"type": "approve"}]}
+
+    run(agent, path, config=config)
+    run(agent, path, Command(resume=reject), config)  # "a" is rejected: it never runs
+    result = run(agent, path, Command(resume=approve), config)  # "b" is approved
+
+    assert len(runs) == 1  # the approved call ran: the rejection was not a failure of it
+    answers = tool_messages(result)
+    assert answers["a"].text.endswith("not now")
+    assert answers["b"].text == TYPE_ONLY

@@ -333,3 +333,15 @@ def test_a_call_a_person_rejected_is_not_an_earlier_failure(path: Path) -> None:
     answers = tool_messages(result)
     assert answers["a"].text.endswith("not now")
     assert answers["b"].text == TYPE_ONLY
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_one_instance_in_two_threads_keeps_each_thread_s_failures_apart(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    agent = agent_of(guarded(), replies([bad("a")]), runs, InMemorySaver())
+
+    run(agent, path, config={"configurable": {"thread_id": "first"}})
+    second = run(agent, path, config={"configurable": {"thread_id": "second"}})
+
+    assert len(runs) == 2  # the second thread's call is its first failure, not a repeat
+    assert tool_messages(second)["a"].text == TYPE_ONLY

@@ -48,6 +48,7 @@ from _langchain_tool_errors.scripted_model import ScriptedChatModel
 from langchain_tool_errors import (
     ErrorBudget,
     InvalidArguments,
+    RepairableFailure,
     RepeatedCall,
     Route,
     ToolErrorMiddleware,
@@ -611,6 +612,10 @@ def _conversation(errors: int) -> list[AnyMessage]:
 _MODEL_REPLY = ModelResponse[Any](result=[AIMessage("done")])
 
 
+def _no_repair(failure: RepairableFailure) -> ToolCall | None:
+    return None
+
+
 def _call_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
     return _MODEL_REPLY
 
@@ -656,12 +661,29 @@ def model_hook_figures(number: int, rounds: int) -> dict[str, float]:
         return wrapper
 
     traced_ours, traced_nothing = traced(ours), traced(nothing)
+    # A reply of five valid calls to a tool with a schema: what `repair=` checks each time.
+    tools: list[BaseTool | dict[str, Any]] = [*_turn_tools(asynchronous=False)]
+    calls = [
+        ToolCall(name="lookup", args={"key": f"k{i}"}, id=f"c{i}", type="tool_call")
+        for i in range(5)
+    ]
+    reply = ModelResponse(result=[AIMessage("", tool_calls=calls)])
+    offered: ModelRequest[Any] = ModelRequest(model=model, messages=_conversation(0), tools=tools)
+    repairing = ToolErrorMiddleware(_explain, repair=_no_repair)
+
+    def call_model_with_calls(request: ModelRequest[Any]) -> ModelResponse[Any]:
+        return reply
+
     variants = {
         "bare": _loop(lambda: _call_model(clean)),
         "ours clean": _loop(lambda: ours.wrap_model_call(clean, _call_model)),
         "ours errors": _loop(lambda: ours.wrap_model_call(errors, _call_model)),
         "traced nothing": _loop(lambda: traced_nothing(clean, _call_model)),
         "traced ours": _loop(lambda: traced_ours(clean, _call_model)),
+        "ours calls": _loop(lambda: ours.wrap_model_call(offered, call_model_with_calls)),
+        "ours calls repair": _loop(
+            lambda: repairing.wrap_model_call(offered, call_model_with_calls)
+        ),
     }
     best = _best_per_call(variants, number, rounds)
     return {name: seconds * 1e6 for name, seconds in best.items()}
@@ -849,6 +871,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{'model call, 20 messages, 5 errors marked: our hook':<52}"
         f"{marking['ours errors'] - marking['bare']:>8.2f}us   over the bare call"
+    )
+    print(
+        f"{'model reply of 5 valid calls: repair= checks them':<52}"
+        f"{marking['ours calls repair'] - marking['ours calls']:>8.2f}us   over our hook without it"
     )
     print(
         f"{'model hook as create_agent calls it (traceable)':<52}{marking['traced ours']:>8.2f}us"

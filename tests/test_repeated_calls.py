@@ -168,10 +168,10 @@ def test_without_a_route_for_repeats_the_call_runs_again(path: Path) -> None:
 @pytest.mark.parametrize("path", PATHS)
 def test_a_handler_that_declines_lets_the_call_run_again(path: Path) -> None:
     runs: list[dict[str, object]] = []
-    seen: list[int] = []
+    seen: list[tuple[str, object, int]] = []
 
     def count_only(failure: RepeatedCall, request: ToolCallRequest) -> str | None:
-        seen.append(failure.failures)
+        seen.append((failure.tool, failure.args, failure.failures))
         return None
 
     middleware = ToolErrorMiddleware.from_routes(
@@ -180,7 +180,8 @@ def test_a_handler_that_declines_lets_the_call_run_again(path: Path) -> None:
     result = run(agent_of(middleware, replies([bad("a")], [bad("b")], [bad("c")]), runs), path)
 
     assert len(runs) == 3
-    assert seen == [1, 2]  # each failure of the same call is remembered
+    # each failure of the same call is remembered
+    assert seen == [("charge", {"order": "bad"}, 1), ("charge", {"order": "bad"}, 2)]
     assert tool_messages(result)["c"].text == TYPE_ONLY
 
 
@@ -345,3 +346,56 @@ def test_one_instance_in_two_threads_keeps_each_thread_s_failures_apart(path: Pa
 
     assert len(runs) == 2  # the second thread's call is its first failure, not a repeat
     assert tool_messages(second)["a"].text == TYPE_ONLY
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_wider_route_after_a_route_for_some_tools_repeats_leaves_the_others_alone(
+    path: Path,
+) -> None:
+    runs: list[dict[str, object]] = []
+    echoed: list[str] = []
+
+    def echo(query: str) -> str:
+        """Echo, failing."""
+        echoed.append(query)
+        raise ValueError("echo is down")
+
+    middleware = ToolErrorMiddleware.from_routes(
+        [
+            Route(RepeatedCall, not_again, tools=["charge"]),
+            Route(RepeatedCall, not_again, tools=["refund"]),
+            Route(ReportedFailure, report_kind_only),
+            Route(Exception, report_type_only),
+        ]
+    )
+    script = replies(
+        [bad("a"), call("echo", "b", query="x")], [bad("c"), call("echo", "d", query="x")]
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[charge_tool(runs), StructuredTool.from_function(echo)],
+        middleware=[middleware],
+    )
+    result = run(agent, path)
+
+    assert echoed == ["x", "x"]  # no route for repeats selects `echo`: it runs again
+    assert len(runs) == 1
+    assert "was not run again" in tool_messages(result)["c"].text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_two_middleware_each_remember_their_own_failures(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    outer = guarded(name="outer")
+    inner = ToolErrorMiddleware.from_routes(
+        [Route(RepeatedCall, not_again), Route(Exception, report_type_only)], name="inner"
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=replies([bad("a")], [bad("b")])),
+        tools=[charge_tool(runs)],
+        middleware=[outer, inner],
+    )
+    result = run(agent, path)
+
+    assert len(runs) == 1
+    assert "already failed once in this run" in tool_messages(result)["b"].text

@@ -33,7 +33,7 @@ _short.maxdict = 4
 _short.maxlevel = 2
 
 
-def _describe(value: object) -> str:
+def describe(value: object) -> str:
     """`value` as an error message shows it: a short repr and its type."""
     return f"{_short.repr(value)} ({type(value).__name__})"
 
@@ -100,7 +100,7 @@ def require_budget(budget: object) -> ErrorBudget | None:
     if budget is None or isinstance(budget, ErrorBudget):
         return budget
     msg = (
-        f"`budget` must be an ErrorBudget or None, but got {_describe(budget)}. "
+        f"`budget` must be an ErrorBudget or None, but got {describe(budget)}. "
         "Write budget=ErrorBudget(per_tool=3)."
     )
     raise TypeError(msg)
@@ -111,7 +111,7 @@ def require_callable(argument: str, handler: object) -> None:
     if handler is not None and not callable(handler):
         msg = (
             f"`{argument}` must be callable as {argument}(exc, request), "
-            f"but got {_describe(handler)}. Pass a function or other callable."
+            f"but got {describe(handler)}. Pass a function or other callable."
         )
         raise TypeError(msg)
 
@@ -121,7 +121,7 @@ def require_handler_to_wrap(wrapper: str, handler: object) -> None:
     if handler is None or not callable(handler):
         msg = (
             f"{wrapper}() wraps a handler called as handler(exc, request), but got "
-            f"{_describe(handler)}. Pass the handler itself, e.g. {wrapper}(report_type_only)."
+            f"{describe(handler)}. Pass the handler itself, e.g. {wrapper}(report_type_only)."
         )
         raise TypeError(msg)
 
@@ -223,7 +223,7 @@ def _require_types(
             )
             msg = (
                 f"`{argument}` must be an Exception subclass{also} or a tuple of them, "
-                f"but got {_describe(exceptions)}. For example: exceptions=ValueError "
+                f"but got {describe(exceptions)}. For example: exceptions=ValueError "
                 "or exceptions=(ValueError, KeyError)."
             )
             raise TypeError(msg)
@@ -252,13 +252,13 @@ def require_tool_selection(tools: object) -> frozenset[str] | None:
     if isinstance(tools, (str, bytes, BaseTool)):
         msg = (
             f"`tools` must be a list of tool names or BaseTool instances, but got "
-            f"{_describe(tools)}. Wrap a single tool in a list: tools=[{_short.repr(tools)}]."
+            f"{describe(tools)}. Wrap a single tool in a list: tools=[{_short.repr(tools)}]."
         )
         raise TypeError(msg)
     if not _is_sequence(tools):
         msg = (
             f"`tools` must be a list of tool names or BaseTool instances, but got "
-            f"{_describe(tools)}. Pass a list, e.g. tools=list(...)."
+            f"{describe(tools)}. Pass a list, e.g. tools=list(...)."
         )
         raise TypeError(msg)
     if not tools:
@@ -276,7 +276,7 @@ def require_tool_selection(tools: object) -> frozenset[str] | None:
         else:
             msg = (
                 f"`tools[{index}]` must be a tool name (str) or a BaseTool, but got "
-                f"{_describe(tool)}. Pass the tool itself or its name."
+                f"{describe(tool)}. Pass the tool itself or its name."
             )
             raise TypeError(msg)
     return frozenset(names)
@@ -292,7 +292,7 @@ def require_name(name: object) -> str:
         return "ToolErrorMiddleware"
     if not isinstance(name, str) or not name:
         msg = (
-            f"`name` must be a non-empty str, but got {_describe(name)}. Give each "
+            f"`name` must be a non-empty str, but got {describe(name)}. Give each "
             'ToolErrorMiddleware in one agent its own name, e.g. name="search_errors".'
         )
         raise TypeError(msg)
@@ -303,7 +303,7 @@ def require_flag(argument: str, value: object) -> bool:
     """A yes-or-no option is a `bool` (not a truthy value that might mean something else)."""
     if isinstance(value, bool):
         return value
-    msg = f"`{argument}` must be True or False, but got {_describe(value)}. Write {argument}=True."
+    msg = f"`{argument}` must be True or False, but got {describe(value)}. Write {argument}=True."
     raise TypeError(msg)
 
 
@@ -317,7 +317,7 @@ def require_error_prefix(error_prefix: object) -> str | None:
         return None
     if not isinstance(error_prefix, str):
         msg = (
-            f"`error_prefix` must be a str or None, but got {_describe(error_prefix)}. Pass "
+            f"`error_prefix` must be a str or None, but got {describe(error_prefix)}. Pass "
             'the text that marks an error message, e.g. error_prefix="Tool error: ", or '
             "error_prefix=None to send error messages unmarked."
         )
@@ -341,7 +341,7 @@ def require_awaitable(result: _T, exc: Exception | None) -> _T:
     if not inspect.isawaitable(result):
         msg = (
             f"`aon_error` must return an awaitable (be an async function), but it returned "
-            f"{_describe(result)}. Define it with `async def`, or pass a sync handler as "
+            f"{describe(result)}. Define it with `async def`, or pass a sync handler as "
             "`on_error` instead."
         )
         raise TypeError(msg) from exc
@@ -402,7 +402,7 @@ def require_content(
         for index, block in enumerate(content):
             if not _is_content_block(block):
                 msg = (
-                    f"`{argument}` returned a list whose item {index} is {_describe(block)}; "
+                    f"`{argument}` returned a list whose item {index} is {describe(block)}; "
                     'every item must be a content block, a dict with a str "type" such as '
                     '{"type": "text", "text": "..."}. Nothing was sent to the model.'
                 )
@@ -412,7 +412,7 @@ def require_content(
     reject_awaitable(argument, content, exc)
     msg = (
         f"`{argument}` must return a str, a list of content blocks, or None (to re-raise), "
-        f"but it returned {_describe(content)}. Nothing was sent to the model; return "
+        f"but it returned {describe(content)}. Nothing was sent to the model; return "
         'str(...) or a list such as [{"type": "text", "text": "..."}].'
     )
     raise TypeError(msg) from exc
@@ -428,7 +428,7 @@ def require_tool_call_id(request: ToolCallRequest, tool_name: str, exc: Exceptio
     call_id = _get(request.tool_call, "id")
     if not isinstance(call_id, str) or not call_id:
         msg = (
-            f"The call to tool `{tool_name}` has no id (got {_describe(call_id)}), so its "
+            f"The call to tool `{tool_name}` has no id (got {describe(call_id)}), so its "
             "failure cannot be answered with a ToolMessage. The tool's exception is chained "
             "below; make sure the model's tool calls carry ids."
         )
@@ -440,7 +440,7 @@ def require_tool_name(name: object, exc: Exception | None) -> str:
     """The failed call names its tool with a `str`, as a `ToolMessage`'s `name` must be."""
     if not isinstance(name, str):
         msg = (
-            f"The failed tool call's name is {_describe(name)}, not a str, so its failure "
+            f"The failed tool call's name is {describe(name)}, not a str, so its failure "
             "cannot be answered with a ToolMessage. The tool's exception is chained below."
         )
         raise TypeError(msg) from exc

@@ -103,19 +103,26 @@ def malformed_calls(
             raw_arguments=call.get("args"),
             error=call.get("error"),
         )
-        tool_call = ToolCall(name=name, args={}, id=call_id, type="tool_call")
-        tool_runtime: ToolRuntime[Any, Any] = ToolRuntime(
-            state=state,
-            context=runtime.context,
-            config=get_config(),
-            stream_writer=runtime.stream_writer,
-            tool_call_id=call_id,
-            store=runtime.store,
-        )
-        yield (
-            failure,
-            ToolCallRequest(tool_call=tool_call, tool=None, state=state, runtime=tool_runtime),
-        )
+        yield failure, standing_request(name, call_id, state, runtime)
+
+
+def standing_request(
+    name: str, call_id: str, state: Mapping[str, Any], runtime: Runtime[Any]
+) -> ToolCallRequest:
+    """A request standing for a call no tool ran, for a route's handler and the record.
+
+    It has no tool, empty arguments, and the agent's state and runtime.
+    """
+    tool_call = ToolCall(name=name, args={}, id=call_id, type="tool_call")
+    tool_runtime: ToolRuntime[Any, Any] = ToolRuntime(
+        state=state,
+        context=runtime.context,
+        config=get_config(),
+        stream_writer=runtime.stream_writer,
+        tool_call_id=call_id,
+        store=runtime.store,
+    )
+    return ToolCallRequest(tool_call=tool_call, tool=None, state=state, runtime=tool_runtime)
 
 
 def last_reply(state: Mapping[str, Any]) -> tuple[AIMessage | None, frozenset[str]]:

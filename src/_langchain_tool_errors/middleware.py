@@ -7,7 +7,7 @@ from typing import Any, Generic, Never, TypeAlias, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, hook_config
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
@@ -42,7 +42,12 @@ from _langchain_tool_errors.checks import (
     require_name,
     require_tool_selection,
 )
-from _langchain_tool_errors.classifying import classify, last_reply, malformed_calls
+from _langchain_tool_errors.classifying import (
+    classify,
+    last_reply,
+    malformed_calls,
+    standing_request,
+)
 from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
 from _langchain_tool_errors.counting import Accounts
 from _langchain_tool_errors.failures import InnerMiddlewareError, MalformedToolCall, ReportedFailure
@@ -72,6 +77,13 @@ from _langchain_tool_errors.recording import (
     FailureState,
     Recorder,
     failure_record,
+)
+from _langchain_tool_errors.repair import (
+    RepairCall,
+    found_in,
+    require_call,
+    require_repair,
+    with_repairs,
 )
 from _langchain_tool_errors.repeats import Repeats
 from _langchain_tool_errors.route_table import (
@@ -194,6 +206,7 @@ class ToolErrorMiddleware(
         error_prefix: str | None = "Error: ",
         record_failures: bool = False,
         listeners: Sequence[FailureListener | AFailureListener] = (),
+        repair: RepairCall | None = None,
         name: str | None = None,
     ) -> None: ...
     # A sync handler and an async one, for every `Exception`.
@@ -208,6 +221,7 @@ class ToolErrorMiddleware(
         error_prefix: str | None = "Error: ",
         record_failures: bool = False,
         listeners: Sequence[FailureListener | AFailureListener] = (),
+        repair: RepairCall | None = None,
         name: str | None = None,
     ) -> None: ...
     # A sync handler, on both paths, for the exception types in `exceptions=`.
@@ -222,6 +236,7 @@ class ToolErrorMiddleware(
         error_prefix: str | None = "Error: ",
         record_failures: bool = False,
         listeners: Sequence[FailureListener | AFailureListener] = (),
+        repair: RepairCall | None = None,
         name: str | None = None,
     ) -> None: ...
     # An async handler only (the sync path is a type error), for the types in `exceptions=`.
@@ -236,6 +251,7 @@ class ToolErrorMiddleware(
         error_prefix: str | None = "Error: ",
         record_failures: bool = False,
         listeners: Sequence[FailureListener | AFailureListener] = (),
+        repair: RepairCall | None = None,
         name: str | None = None,
     ) -> None: ...
     # An async handler only, for every `Exception` (the sync path is a type error). It also
@@ -254,6 +270,7 @@ class ToolErrorMiddleware(
         error_prefix: str | None = "Error: ",
         record_failures: bool = False,
         listeners: Sequence[FailureListener | AFailureListener] = (),
+        repair: RepairCall | None = None,
         name: str | None = None,
     ) -> None: ...
     # A sync handler, on both paths, for every `Exception`.
@@ -267,6 +284,7 @@ class ToolErrorMiddleware(
         error_prefix: str | None = "Error: ",
         record_failures: bool = False,
         listeners: Sequence[FailureListener | AFailureListener] = (),
+        repair: RepairCall | None = None,
         name: str | None = None,
     ) -> None: ...
     def __init__(
@@ -280,6 +298,7 @@ class ToolErrorMiddleware(
         error_prefix: str | None = "Error: ",
         record_failures: bool = False,
         listeners: Sequence[FailureListener | AFailureListener] = (),
+        repair: RepairCall | None = None,
         name: str | None = None,
         routes: object = None,
     ) -> None:
@@ -310,6 +329,11 @@ class ToolErrorMiddleware(
             listeners: Sync (`FailureListener`) or async (`AFailureListener`) callables,
                 each told of every failure this middleware sees with its `ToolFailure`,
                 as it is settled. What one raises is logged and never changes the run.
+            repair: A `RepairCall`, called as `repair(failure)` for each call of a model
+                reply that names a tool the model was not offered, has arguments the
+                tool's schema refuses, or has arguments that are not JSON: it returns a
+                corrected call, which runs once in place of the original (under its id),
+                or `None`. `None` (the default) repairs nothing.
             name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
                 Give each instance in one agent its own name: two with one name end in
                 langchain's `AssertionError: Please remove duplicate middleware
@@ -320,7 +344,7 @@ class ToolErrorMiddleware(
         Raises:
             TypeError: A handler is missing, not callable, or async where a sync one is
                 expected; or `exceptions`, `tools`, `budget`, `record_failures`,
-                `listeners` or `name` has the wrong type, or a listener cannot be called
+                `listeners`, `repair` or `name` has the wrong type, or a listener cannot be called
                 with one argument; or `routes=` is given. A missing handler raises
                 `MissingHandlerError`, which is also a `ValueError`.
             ValueError: `exceptions` or `tools` is empty, `exceptions` names a
@@ -343,6 +367,8 @@ class ToolErrorMiddleware(
             record_failures,
             listeners,
             name,
+            repair,
+            tool_names,
         )
         # The overloads tie the handlers' content type and `exceptions=` to the class's type
         # parameters; the implementation's signature cannot name them (mypy checks it
@@ -361,6 +387,7 @@ class ToolErrorMiddleware(
         error_prefix: str | None = "Error: ",
         record_failures: bool = False,
         listeners: Sequence[FailureListener | AFailureListener] = (),
+        repair: RepairCall | None = None,
         name: str | None = None,
     ) -> ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT]:
         """Build a middleware from ordered routes, each an `except` clause of its own.
@@ -386,6 +413,11 @@ class ToolErrorMiddleware(
             listeners: Sync (`FailureListener`) or async (`AFailureListener`) callables,
                 each told of every failure this middleware sees with its `ToolFailure`,
                 as it is settled. What one raises is logged and never changes the run.
+            repair: A `RepairCall`, called as `repair(failure)` for each call of a model
+                reply that names a tool the model was not offered, has arguments the
+                tool's schema refuses, or has arguments that are not JSON: it returns a
+                corrected call, which runs once in place of the original (under its id),
+                or `None`. `None` (the default) repairs nothing.
             name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
 
         Returns:
@@ -394,7 +426,7 @@ class ToolErrorMiddleware(
 
         Raises:
             TypeError: `routes` is not a list or tuple of `Route`s, or `budget`,
-                `record_failures`, `listeners` or `name` has the wrong type, or a listener
+                `record_failures`, `listeners`, `repair` or `name` has the wrong type, or a listener
                 cannot be called with one argument.
             ValueError: `routes` is empty, or a route can never match because earlier
                 routes catch all of its failures.
@@ -420,7 +452,7 @@ class ToolErrorMiddleware(
             "ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT]", cls.__new__(cls)
         )
         middleware._configure(
-            checked_routes, budget, error_prefix, record_failures, listeners, name
+            checked_routes, budget, error_prefix, record_failures, listeners, name, repair, None
         )
         middleware._on_error = None
         middleware._aon_error = None
@@ -436,6 +468,8 @@ class ToolErrorMiddleware(
         record_failures: bool,
         listeners: Sequence[FailureListener | AFailureListener],
         name: str | None,
+        repair: RepairCall | None,
+        selected: frozenset[str] | None,
     ) -> None:
         """Set up what every middleware has: name, budget, routes and the hooks' tables."""
         checked_budget = require_budget(budget)
@@ -443,6 +477,7 @@ class ToolErrorMiddleware(
         keeps = require_flag("record_failures", record_failures)
         checked_listeners = require_listeners(listeners)
         checked_name = require_name(name)
+        checked_repair = require_repair(repair)
         budgets = [checked_budget, *(route.budget for route in routes)]
         records = keeps or bool(checked_listeners)
         chosen: type[ToolErrorMiddleware[Any, Any, Any]] = ToolErrorMiddleware
@@ -497,6 +532,12 @@ class ToolErrorMiddleware(
         # The accounts again when a budget counts failures in a row, which a tool's success
         # ends (`None` otherwise: the success path of every other middleware stays as it was).
         self._resetting = accounts if accounts is not None and accounts.counts_rows else None
+        # With `repair=`: what the model hooks check each reply's calls against (`None`
+        # otherwise, so a reply goes back untouched).
+        self._repair = checked_repair
+        self._repairs: tuple[RepairCall, frozenset[str] | None] | None = (
+            None if checked_repair is None else (checked_repair, selected)
+        )
         # Where a route names `RepeatedCall`: the failed calls of the run, each looked up
         # before a call to a tool such a route selects runs (`None` otherwise).
         self._repeats = Repeats.of(checked_name, routes)
@@ -695,6 +736,28 @@ class ToolErrorMiddleware(
         """
         return () if self._recorder is None else self._recorder.listeners
 
+    @property
+    def repair(self) -> RepairCall | None:
+        """The repair given as `repair=`, or `None` (the default: nothing is repaired).
+
+        Read-only.
+
+        Example:
+            ```python
+            from langchain_core.messages import ToolCall
+
+            from langchain_tool_errors import RepairableFailure, ToolErrorMiddleware
+            from langchain_tool_errors.handlers import report_type_only
+
+            def leave_it(failure: RepairableFailure) -> ToolCall | None:
+                return None
+
+            assert ToolErrorMiddleware(report_type_only).repair is None
+            assert ToolErrorMiddleware(report_type_only, repair=leave_it).repair is leave_it
+            ```
+        """
+        return self._repair
+
     @override
     def __repr__(self) -> str:
         options = "" if self._budget is None else f"budget={self._budget!r}, "
@@ -704,6 +767,8 @@ class ToolErrorMiddleware(
             options += "record_failures=True, "
         if self.listeners:
             options += f"listeners={list(self.listeners)!r}, "
+        if self._repair is not None:
+            options += f"repair={self._repair!r}, "
         if self._on_error is None and self._aon_error is None:
             routes = list(self._routes)
             return f"ToolErrorMiddleware.from_routes({routes!r}, {options}name={self._name!r})"
@@ -764,7 +829,17 @@ class ToolErrorMiddleware(
         messages = _sent(request.messages, provider, self._error_prefix)
         response = handler(request if messages is None else request.override(messages=messages))
         note_replies(response, provider)  # so a failure of its calls is checked against it
-        return response
+        if self._repairs is None:
+            return response
+        repaired = self._repaired(response, request)
+        if repaired is None:
+            return response
+        result, records = repaired
+        recorder = self._recorder
+        if recorder is not None:
+            for record in records:
+                recorder.tell(record)
+        return result
 
     @override
     async def awrap_model_call(
@@ -815,7 +890,17 @@ class ToolErrorMiddleware(
             request if messages is None else request.override(messages=messages)
         )
         note_replies(response, provider)
-        return response
+        if self._repairs is None:
+            return response
+        repaired = self._repaired(response, request)
+        if repaired is None:
+            return response
+        result, records = repaired
+        recorder = self._recorder
+        if recorder is not None:
+            for record in records:
+                await recorder.atell(record)
+        return result
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
     # error; ty reports any narrowed `self` in an override as incompatible with the base.
@@ -958,6 +1043,53 @@ class ToolErrorMiddleware(
             if message is None:
                 raise
             return _settled_answer(message, request)  # nothing counts or records here
+
+    def _repaired(
+        self, response: ModelResponse[Any] | AIMessage, request: ModelRequest[Any]
+    ) -> tuple[ModelResponse[Any] | ExtendedModelResponse[Any], list[ToolFailure]] | None:
+        """The response with the calls the repair corrected, and their records; else `None`.
+
+        The reply is the response's last `AIMessage`. Each repaired call keeps its place
+        (a repaired malformed call joins the valid calls) and its id, and is recorded as
+        `"repaired"` with the kind of failure it was. A repair is not a failure the model
+        reads: no budget counts it.
+        """
+        # Only set with `repair=`, and only read after the check that it is set.
+        repair, selected = self._repairs or (None, None)
+        if repair is None:
+            return None
+        model_response = (
+            response if isinstance(response, ModelResponse) else ModelResponse(result=[response])
+        )
+        messages = model_response.result
+        at = next(
+            (i for i in reversed(range(len(messages))) if isinstance(messages[i], AIMessage)),
+            None,
+        )
+        if at is None:
+            return None
+        reply = messages[at]
+        assert isinstance(reply, AIMessage)  # found above
+        repairs: dict[str, ToolCall] = {}
+        records: list[ToolFailure] = []
+        recorder = self._recorder
+        for failure, call_id in found_in(reply, request.tools, selected):
+            corrected = repair(failure)
+            if corrected is None:
+                continue
+            repairs[call_id] = require_call(corrected, failure, call_id)
+            if recorder is not None:
+                standing = standing_request(failure.tool, call_id, request.state, request.runtime)
+                records.append(recorder.failure(failure, standing, None, "repaired"))
+        if not repairs:
+            return None
+        result = [*messages[:at], with_repairs(reply, repairs), *messages[at + 1 :]]
+        structured = model_response.structured_response
+        repaired = ModelResponse(result=result, structured_response=structured)
+        if recorder is None or not recorder.keeps:
+            return repaired, records
+        kept: Command[Any] = Command(update={FAILURES_KEY: records})
+        return ExtendedModelResponse(model_response=repaired, command=kept), records
 
     def _ignores(self, request: ToolCallRequest) -> bool:
         """Whether the call is to a tool outside `tools=`: no stage sees its failures."""

@@ -9,7 +9,7 @@ from typing_extensions import Protocol, TypedDict
 
 from _langchain_tool_errors.failures import FailureKind
 
-FailureOutcome: TypeAlias = Literal["answered", "told", "stopped", "propagated"]
+FailureOutcome: TypeAlias = Literal["answered", "told", "stopped", "propagated", "repaired"]
 """What became of a failure the middleware saw.
 
 - `"answered"`: the call has an error message for the model to read (a route's, or the one
@@ -20,6 +20,8 @@ FailureOutcome: TypeAlias = Literal["answered", "told", "stopped", "propagated"]
   `ToolErrorBudgetExceeded`.
 - `"propagated"`: the exception went on up, as no route took it or its route's handler
   returned `None` or failed.
+- `"repaired"`: the call was corrected by `repair=` before any tool ran, and the corrected
+  call ran in its place (its own failure, if any, is a record of its own).
 
 Example:
     ```python

@@ -43,7 +43,7 @@ def _selected(routes: tuple[Route[Any], ...]) -> tuple[bool, frozenset[str] | No
 def _canonical(args: object) -> str | None:
     """The arguments as JSON with sorted keys, or `None` for values JSON cannot hold."""
     try:
-        return json.dumps(args, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return json.dumps(args, sort_keys=True)
     except (TypeError, ValueError):  # not JSON (a model's arguments always are): never equal
         return None
 

@@ -38,6 +38,7 @@ from _langchain_tool_errors.record_types import (
     FailureOutcome,
     ToolFailure,
 )
+from _langchain_tool_errors.repair import RepairableFailure, RepairCall
 from _langchain_tool_errors.routes import Route
 
 __all__ = [
@@ -55,6 +56,8 @@ __all__ = [
     "MalformedToolCall",
     "MissingHandlerError",
     "OnError",
+    "RepairCall",
+    "RepairableFailure",
     "RepeatedCall",
     "ReportedFailure",
     "Route",

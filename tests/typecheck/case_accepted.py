@@ -10,7 +10,7 @@ from typing import Any, Literal, Never, assert_type
 # `BaseCheckpointSaver`'s type parameter unset, so pyright strict calls the import unknown.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import ContentBlock, TextContentBlock, ToolMessage
+from langchain_core.messages import ContentBlock, TextContentBlock, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
@@ -30,6 +30,8 @@ from langchain_tool_errors import (
     InvalidArguments,
     MalformedToolCall,
     OnError,
+    RepairableFailure,
+    RepairCall,
     RepeatedCall,
     ReportedFailure,
     Route,
@@ -488,3 +490,22 @@ def failures_of_run(result: dict[str, Any]) -> list[ToolFailure]:
     # What `invoke` returns is a `dict[str, Any]`: the record reads as its declared type.
     failures: list[ToolFailure] = result["tool_failures"]
     return failures
+
+
+# A repair: any function of the failure it may be offered that returns a call or None.
+def fix_call(failure: RepairableFailure) -> ToolCall | None:
+    if isinstance(failure, UnknownTool):
+        assert_type(failure.known_tools, tuple[str, ...])
+        return ToolCall(name=failure.known_tools[0], args=dict(failure.args), id=None)
+    if isinstance(failure, MalformedToolCall):
+        assert_type(failure.raw_arguments, str | None)
+    return None
+
+
+repairing = ToolErrorMiddleware(report_type_only, repair=fix_call)
+assert_type(repairing, ToolErrorMiddleware[str, Exception, SyncCapable])
+assert_type(repairing.repair, RepairCall | None)
+assert_type(
+    ToolErrorMiddleware.from_routes([Route(Exception, report_type_only)], repair=fix_call),
+    ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+)

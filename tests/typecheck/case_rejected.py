@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import ContentBlock, ToolMessage
+from langchain_core.messages import ContentBlock, ToolCall, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
@@ -17,6 +17,7 @@ from langchain_tool_errors import (
     ErrorBudget,
     InvalidArguments,
     OnError,
+    RepairableFailure,
     RepeatedCall,
     Route,
     ToolErrorBudgetExceeded,
@@ -166,3 +167,17 @@ ErrorBudget(per_tool=3, kinds=["invalid_args"])  # type: ignore[list-item]  # py
 # The error mark: a str, or None to turn it off; never another type.
 ToolErrorMiddleware(on_error, error_prefix=True)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 ToolErrorMiddleware.from_routes([Route(KeyError, on_error)], error_prefix=0)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+
+
+def repair_invalid_only(failure: InvalidArguments) -> ToolCall | None:
+    return None
+
+
+def repair_to_dict(failure: RepairableFailure) -> dict[str, object]:
+    return {"name": failure.tool, "args": {}}
+
+
+# A repair must take every failure it may be offered, and return a tool call or None.
+ToolErrorMiddleware(on_error, repair=repair_invalid_only)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(on_error, repair=repair_to_dict)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware.from_routes([Route(Exception, on_error)], repair="fix")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]

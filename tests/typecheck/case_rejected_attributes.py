@@ -25,3 +25,4 @@ middleware.on_error = on_error  # type: ignore[misc]  # pyright: ignore[reportAt
 middleware.aon_error = aon_error  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[read-only]
 middleware.exceptions = (KeyError,)  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[read-only]
 middleware.selected_tools = None  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[read-only]
+middleware.repair = None  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[read-only]

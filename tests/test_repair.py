@@ -1,0 +1,304 @@
+"""`repair=` through real agents: a call the model got wrong, corrected before any tool runs.
+
+The tool here, `lookup(record_id: int)`, counts its runs, so a test can tell what ran. The
+repairs below fix the usual mistakes: a record id sent as "A-17", a tool name the agent
+does not have, and arguments cut short.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+# create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain_core.messages import AIMessage, ToolCall
+from langchain_core.messages.tool import invalid_tool_call
+from langchain_core.tools import BaseTool, tool
+
+from langchain_tool_errors import (
+    ErrorBudget,
+    InvalidArguments,
+    MalformedToolCall,
+    RepairableFailure,
+    Route,
+    ToolErrorMiddleware,
+    ToolFailure,
+    UnknownTool,
+)
+from langchain_tool_errors.handlers import report_invalid_fields, report_type_only
+from langchain_tool_errors.testing import ScriptedChatModel
+from tests._agents import PATHS, Agent, Path, call, run, tool_messages
+
+DONE = AIMessage("done")
+
+
+def lookup_tool(ran: list[int]) -> BaseTool:
+    @tool
+    def lookup(record_id: int) -> str:
+        """Look a record up by its number."""
+        ran.append(record_id)
+        return f"record {record_id}"
+
+    return lookup
+
+
+def reply(*calls: ToolCall) -> AIMessage:
+    return AIMessage("", tool_calls=list(calls))
+
+
+CUT_SHORT = AIMessage(
+    "", invalid_tool_calls=[invalid_tool_call(name="lookup", args='{"record_id": 1', id="m")]
+)
+
+
+class Repairs:
+    """A repair that fixes "A-<n>" ids, `find` for `lookup`, and cut-short ids; notes each."""
+
+    def __init__(self) -> None:
+        self.offered: list[RepairableFailure] = []
+
+    def __call__(self, failure: RepairableFailure) -> ToolCall | None:
+        self.offered.append(failure)
+        if isinstance(failure, UnknownTool) and failure.tool == "find":
+            return ToolCall(name="lookup", args=dict(failure.args), id="ignored")
+        if isinstance(failure, InvalidArguments):
+            raw = str(failure.args.get("record_id", ""))
+            if raw.startswith("A-"):
+                return ToolCall(name=failure.tool, args={"record_id": raw[2:]}, id=None)
+        if isinstance(failure, MalformedToolCall) and failure.raw_arguments:
+            return ToolCall(name=failure.tool, args={"record_id": 1}, id=None)
+        return None
+
+
+def agent_of(
+    middleware: ToolErrorMiddleware[Any, Any, Any], script: Sequence[AIMessage], ran: list[int]
+) -> Agent:
+    built: Agent = create_agent(
+        ScriptedChatModel(script=[*script, DONE]), tools=[lookup_tool(ran)], middleware=[middleware]
+    )
+    return built
+
+
+def calls_in(result: dict[str, Any]) -> list[ToolCall]:
+    return [c for m in result["messages"] if isinstance(m, AIMessage) for c in m.tool_calls]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_arguments_the_schema_refuses_are_repaired_and_run_once(path: Path) -> None:
+    ran: list[int] = []
+    repairs = Repairs()
+    middleware = ToolErrorMiddleware(report_type_only, repair=repairs)
+    agent = agent_of(middleware, [reply(call("lookup", "c1", record_id="A-17"))], ran)
+
+    result = run(agent, path)
+
+    assert ran == [17]  # "17" is coerced by the tool's schema
+    answer = tool_messages(result)["c1"]
+    assert (answer.status, answer.text) == ("success", "record 17")
+    # The model reads the call as it ran, under the id it gave.
+    assert calls_in(result) == [call("lookup", "c1", record_id="17")]
+    [offered] = repairs.offered
+    assert isinstance(offered, InvalidArguments)
+    assert [error.field for error in offered.errors] == ["record_id"]
+    assert result["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tool_the_agent_does_not_have_is_repaired(path: Path) -> None:
+    ran: list[int] = []
+    repairs = Repairs()
+    middleware = ToolErrorMiddleware(report_type_only, repair=repairs)
+    agent = agent_of(middleware, [reply(call("find", "c1", record_id=3))], ran)
+
+    result = run(agent, path)
+
+    assert ran == [3]
+    assert tool_messages(result)["c1"].text == "record 3"
+    assert calls_in(result) == [call("lookup", "c1", record_id=3)]  # the returned id is not kept
+    [offered] = repairs.offered
+    assert isinstance(offered, UnknownTool)
+    assert offered.known_tools == ("lookup",)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_malformed_call_is_repaired_into_one_that_runs(path: Path) -> None:
+    ran: list[int] = []
+    repairs = Repairs()
+    agent = agent_of(ToolErrorMiddleware(report_type_only, repair=repairs), [CUT_SHORT], ran)
+
+    result = run(agent, path)
+
+    assert ran == [1]
+    assert tool_messages(result)["m"].text == "record 1"
+    first_reply = next(m for m in result["messages"] if isinstance(m, AIMessage))
+    assert first_reply.invalid_tool_calls == []
+    [offered] = repairs.offered
+    assert isinstance(offered, MalformedToolCall)
+    assert offered.raw_arguments == '{"record_id": 1'
+    assert result["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_valid_calls_are_never_offered_and_a_declined_repair_changes_nothing(path: Path) -> None:
+    ran: list[int] = []
+    repairs = Repairs()
+    middleware = ToolErrorMiddleware(report_type_only, repair=repairs)
+    script = [reply(call("lookup", "ok", record_id=5), call("lookup", "bad", record_id="B-1"))]
+
+    result = run(agent_of(middleware, script, ran), path)
+
+    assert ran == [5]
+    assert len(repairs.offered) == 1  # only the bad call, and the repair declined it
+    answers = tool_messages(result)
+    assert answers["bad"].status == "error"
+    assert "B-1" in answers["bad"].text  # ToolNode's own answer, as without a repair
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_repaired_call_that_fails_goes_through_the_routes_and_is_not_repaired_again(
+    path: Path,
+) -> None:
+    ran: list[int] = []
+    offered: list[RepairableFailure] = []
+
+    def still_wrong(failure: RepairableFailure) -> ToolCall | None:
+        offered.append(failure)
+        return ToolCall(name="lookup", args={"record_id": "still not a number"}, id=None)
+
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(InvalidArguments, report_invalid_fields), Route(Exception, report_type_only)],
+        budget=ErrorBudget(per_run=5),
+        record_failures=True,
+        repair=still_wrong,
+    )
+    agent = agent_of(middleware, [reply(call("lookup", "c1", record_id="A-1"))], ran)
+
+    result = run(agent, path)
+
+    assert ran == []
+    assert len(offered) == 1
+    answer = tool_messages(result)["c1"]
+    assert answer.status == "error"
+    assert "record_id" in answer.text
+    assert "still not a number" not in answer.text  # the route's answer, not ToolNode's
+    outcomes = [(f["kind"], f["outcome"]) for f in result["tool_failures"]]
+    assert outcomes == [("invalid_arguments", "repaired"), ("invalid_arguments", "answered")]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_record_and_the_listeners_show_each_repair_and_no_budget_counts_it(
+    path: Path,
+) -> None:
+    ran: list[int] = []
+    told: list[ToolFailure] = []
+    middleware = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_run=1),
+        record_failures=True,
+        listeners=[told.append],
+        repair=Repairs(),
+    )
+    script = [
+        reply(call("lookup", "a", record_id="A-1"), call("find", "b", record_id=2)),
+        CUT_SHORT,
+    ]
+
+    result = run(agent_of(middleware, script, ran), path)  # three repairs, a budget of one
+
+    assert sorted(ran) == [1, 1, 2]
+    records = [(f["call_id"], f["tool"], f["kind"], f["outcome"]) for f in result["tool_failures"]]
+    assert records == [
+        ("a", "lookup", "invalid_arguments", "repaired"),
+        ("b", "find", "unknown_tool", "repaired"),
+        ("m", "lookup", "malformed_call", "repaired"),
+    ]
+    assert told == result["tool_failures"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_only_the_selected_tools_calls_are_offered(path: Path) -> None:
+    ran: list[int] = []
+    repairs = Repairs()
+    middleware = ToolErrorMiddleware(report_type_only, tools=["search"], repair=repairs)
+    agent = agent_of(middleware, [reply(call("lookup", "c1", record_id="A-17"))], ran)
+
+    result = run(agent, path)
+
+    assert repairs.offered == []
+    assert ran == []
+    assert tool_messages(result)["c1"].status == "error"
+
+
+BAD_RETURNS: list[tuple[object, str]] = [
+    ("lookup", "returned 'lookup' (str), not a tool call"),
+    ({"args": {}}, "returned a call whose name is None, not a tool's name"),
+    (
+        {"name": "lookup", "args": ["A"]},
+        "a call to `lookup` whose args are ['A'] (list), not a dict",
+    ),
+    (
+        {"name": "lookup", "args": {"record_id": {1, 2}}},
+        "a call to `lookup` whose args are not JSON",
+    ),
+]
+
+
+@pytest.mark.parametrize(("returned", "said"), BAD_RETURNS)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_repair_that_returns_no_valid_call_is_a_clear_error(
+    path: Path, returned: object, said: str
+) -> None:
+    def broken(failure: RepairableFailure) -> Any:
+        return returned
+
+    middleware = ToolErrorMiddleware(report_type_only, repair=broken)
+    agent = agent_of(middleware, [reply(call("lookup", "c1", record_id="A-17"))], [])
+
+    with pytest.raises(TypeError) as refused:
+        run(agent, path)
+
+    message = str(refused.value)
+    assert said in message
+    assert "for the call `lookup` (invalid arguments, id 'c1')" in message
+    assert 'ToolCall(name="lookup", args={...}, id=None), or None' in message
+    assert any("InvalidArguments(" in note for note in refused.value.__notes__)
+
+
+def test_a_repair_that_raises_propagates_unchanged() -> None:
+    problem = LookupError("the repair's own bug")
+
+    def broken(failure: RepairableFailure) -> ToolCall | None:
+        raise problem
+
+    middleware = ToolErrorMiddleware(report_type_only, repair=broken)
+    agent = agent_of(middleware, [reply(call("find", "c1"))], [])
+
+    with pytest.raises(LookupError) as raised:
+        run(agent, "sync")
+
+    assert raised.value is problem
+
+
+def test_repair_must_be_a_sync_callable() -> None:
+    async def arepair(failure: RepairableFailure) -> ToolCall | None:
+        return None
+
+    with pytest.raises(TypeError, match=r"`repair` must be a sync function .* got an async"):
+        ToolErrorMiddleware(report_type_only, repair=arepair)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+    with pytest.raises(TypeError, match=r"got 'fix' \(str\)\. Pass a plain function"):
+        ToolErrorMiddleware.from_routes([Route(Exception, report_type_only)], repair="fix")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+    asyncio.run(arepair(UnknownTool(tool="x", args={}, text="", known_tools=())))
+
+
+def test_the_repair_is_shown_and_read_back() -> None:
+    repairs = Repairs()
+    middleware = ToolErrorMiddleware(report_type_only, repair=repairs)
+
+    assert middleware.repair is repairs
+    assert f"repair={repairs!r}" in repr(middleware)
+    assert ToolErrorMiddleware(report_type_only).repair is None
+    assert "repair=" not in repr(ToolErrorMiddleware(report_type_only))

@@ -14,13 +14,15 @@ def test_the_overhead_benchmark_runs_and_reports_every_target() -> None:
 
     assert done.returncode == 0, done.stderr
     verdicts = [line for line in done.stdout.splitlines() if line.startswith(("met", "MISSED"))]
-    assert len(verdicts) == 26
+    assert len(verdicts) == 28
     figures = (
         "success path",
         "handled-error path",
         "20 routes",
         "a budget",
         "a consecutive budget",
+        "a route for repeats",
+        "repair= checks them",
         "a record",
         "a listener",
         "agent turn",

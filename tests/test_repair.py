@@ -15,9 +15,13 @@ import pytest
 
 # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, ToolCall
 from langchain_core.messages.tool import invalid_tool_call
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from langchain_tool_errors import (
     ErrorBudget,
@@ -302,3 +306,40 @@ def test_the_repair_is_shown_and_read_back() -> None:
     assert f"repair={repairs!r}" in repr(middleware)
     assert ToolErrorMiddleware(report_type_only).repair is None
     assert "repair=" not in repr(ToolErrorMiddleware(report_type_only))
+
+
+def test_an_async_listener_is_awaited_for_a_repair_on_the_async_path() -> None:
+    told: list[ToolFailure] = []
+
+    async def alisten(failure: ToolFailure) -> None:
+        await asyncio.sleep(0)
+        told.append(failure)
+
+    middleware = ToolErrorMiddleware(report_type_only, listeners=[alisten], repair=Repairs())
+    agent = agent_of(middleware, [reply(call("find", "c1", record_id=3))], [])
+
+    run(agent, "async")
+
+    assert [(f["call_id"], f["outcome"]) for f in told] == [("c1", "repaired")]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_person_reviews_the_call_as_repaired(path: Path) -> None:
+    ran: list[int] = []
+    review = HumanInTheLoopMiddleware(interrupt_on={"lookup": True})
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[reply(call("lookup", "c1", record_id="A-17")), DONE]),
+        tools=[lookup_tool(ran)],
+        middleware=[ToolErrorMiddleware(report_type_only, repair=Repairs()), review],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+
+    paused = run(agent, path, config=config)
+    [asked] = paused["__interrupt__"]
+    [action] = asked.value["action_requests"]
+    assert (action["name"], action["args"]) == ("lookup", {"record_id": "17"})
+    result = run(agent, path, Command(resume={"decisions": [{"type": "approve"}]}), config)
+
+    assert ran == [17]
+    assert tool_messages(result)["c1"].text == "record 17"

@@ -829,9 +829,10 @@ class ToolErrorMiddleware(
         messages = _sent(request.messages, provider, self._error_prefix)
         response = handler(request if messages is None else request.override(messages=messages))
         note_replies(response, provider)  # so a failure of its calls is checked against it
-        if self._repairs is None:
+        repairs = self._repairs
+        if repairs is None:
             return response
-        repaired = self._repaired(response, request)
+        repaired = self._repaired(repairs, response, request)
         if repaired is None:
             return response
         result, records = repaired
@@ -890,9 +891,10 @@ class ToolErrorMiddleware(
             request if messages is None else request.override(messages=messages)
         )
         note_replies(response, provider)
-        if self._repairs is None:
+        repairs = self._repairs
+        if repairs is None:
             return response
-        repaired = self._repaired(response, request)
+        repaired = self._repaired(repairs, response, request)
         if repaired is None:
             return response
         result, records = repaired
@@ -1045,7 +1047,10 @@ class ToolErrorMiddleware(
             return _settled_answer(message, request)  # nothing counts or records here
 
     def _repaired(
-        self, response: ModelResponse[Any] | AIMessage, request: ModelRequest[Any]
+        self,
+        repairs: tuple[RepairCall, frozenset[str] | None],
+        response: ModelResponse[Any],
+        request: ModelRequest[Any],
     ) -> tuple[ModelResponse[Any] | ExtendedModelResponse[Any], list[ToolFailure]] | None:
         """The response with the calls the repair corrected, and their records; else `None`.
 
@@ -1054,37 +1059,27 @@ class ToolErrorMiddleware(
         `"repaired"` with the kind of failure it was. A repair is not a failure the model
         reads: no budget counts it.
         """
-        # Only set with `repair=`, and only read after the check that it is set.
-        repair, selected = self._repairs or (None, None)
-        if repair is None:
+        repair, selected = repairs
+        messages = response.result
+        replies = [(at, m) for at, m in enumerate(messages) if isinstance(m, AIMessage)]
+        if not replies:
             return None
-        model_response = (
-            response if isinstance(response, ModelResponse) else ModelResponse(result=[response])
-        )
-        messages = model_response.result
-        at = next(
-            (i for i in reversed(range(len(messages))) if isinstance(messages[i], AIMessage)),
-            None,
-        )
-        if at is None:
-            return None
-        reply = messages[at]
-        assert isinstance(reply, AIMessage)  # found above
-        repairs: dict[str, ToolCall] = {}
+        at, reply = replies[-1]
+        corrected: dict[str, ToolCall] = {}
         records: list[ToolFailure] = []
         recorder = self._recorder
         for failure, call_id in found_in(reply, request.tools, selected):
-            corrected = repair(failure)
-            if corrected is None:
+            returned = repair(failure)
+            if returned is None:
                 continue
-            repairs[call_id] = require_call(corrected, failure, call_id)
+            corrected[call_id] = require_call(returned, failure, call_id)
             if recorder is not None:
                 standing = standing_request(failure.tool, call_id, request.state, request.runtime)
                 records.append(recorder.failure(failure, standing, None, "repaired"))
-        if not repairs:
+        if not corrected:
             return None
-        result = [*messages[:at], with_repairs(reply, repairs), *messages[at + 1 :]]
-        structured = model_response.structured_response
+        result = [*messages[:at], with_repairs(reply, corrected), *messages[at + 1 :]]
+        structured = response.structured_response
         repaired = ModelResponse(result=result, structured_response=structured)
         if recorder is None or not recorder.keeps:
             return repaired, records

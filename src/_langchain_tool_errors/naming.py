@@ -15,6 +15,7 @@ _PUBLIC_MODULES = {
     "handler_types": "langchain_tool_errors",
     "middleware": "langchain_tool_errors",
     "record_types": "langchain_tool_errors",
+    "repair": "langchain_tool_errors",
     "routes": "langchain_tool_errors",
     "handlers": "langchain_tool_errors.handlers",
     "telemetry": "langchain_tool_errors.telemetry",

@@ -16,12 +16,14 @@ import pytest
 # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain.agents.structured_output import ToolStrategy
 from langchain_core.messages import AIMessage, ToolCall
 from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from pydantic import BaseModel
 
 from langchain_tool_errors import (
     ErrorBudget,
@@ -343,3 +345,26 @@ def test_a_person_reviews_the_call_as_repaired(path: Path) -> None:
 
     assert ran == [17]
     assert tool_messages(result)["c1"].text == "record 17"
+
+
+class Answer(BaseModel):
+    """The agent's structured answer."""
+
+    record: str
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_call_that_gives_a_structured_answer_is_never_offered(path: Path) -> None:
+    repairs = Repairs()
+    structured = reply(call("Answer", "s1", record="record 3"))
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[structured]),
+        tools=[lookup_tool([])],
+        middleware=[ToolErrorMiddleware(report_type_only, repair=repairs)],
+        response_format=ToolStrategy(Answer),
+    )
+
+    result = run(agent, path)
+
+    assert repairs.offered == []
+    assert result["structured_response"] == Answer(record="record 3")

@@ -1068,7 +1068,7 @@ class ToolErrorMiddleware(
         corrected: dict[str, ToolCall] = {}
         records: list[ToolFailure] = []
         recorder = self._recorder
-        for failure, call_id in found_in(reply, request.tools, selected):
+        for failure, call_id in found_in(reply, request, selected):
             returned = repair(failure)
             if returned is None:
                 continue

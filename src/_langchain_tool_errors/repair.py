@@ -13,9 +13,11 @@ it fails, the failure goes through the routes and budgets as any other.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TypeAlias, cast
 
+from langchain.agents.middleware import ModelRequest
+from langchain.agents.structured_output import ToolStrategy
 from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.tools import BaseTool
 from typing_extensions import TypeIs
@@ -150,19 +152,33 @@ def _tool_names(tools: Iterable[BaseTool | Mapping[str, Any]]) -> dict[str, Base
     return offered
 
 
+def _structured_output_names(response_format: object) -> tuple[str, ...]:
+    """The names of the tools `create_agent` adds for a `ToolStrategy` response format.
+
+    The model is offered them beside the agent's tools, and the agent reads their calls
+    itself: they are never an unknown tool.
+    """
+    if not isinstance(response_format, ToolStrategy):
+        return ()
+    return tuple(spec.name for spec in response_format.schema_specs)
+
+
 def found_in(
-    reply: AIMessage, tools: Sequence[BaseTool | Mapping[str, Any]], selected: frozenset[str] | None
+    reply: AIMessage, request: ModelRequest[Any], selected: frozenset[str] | None
 ) -> list[tuple[RepairableFailure, str]]:
     """The reply's calls a repair is offered, each with its id, in the reply's order.
 
     Calls without an id are left out: the corrected call must answer the original id.
     Only calls to the selected tools (`None`: all), by the name the model gave.
     """
-    offered = _tool_names(tools)
+    offered = _tool_names(request.tools)
+    answers = _structured_output_names(request.response_format)
     found: list[tuple[RepairableFailure, str]] = []
     for call in reply.tool_calls:
         name, call_id, args = call["name"], call.get("id"), call["args"]
         if not call_id or (selected is not None and name not in selected):
+            continue
+        if name in answers:  # the agent's own structured answer
             continue
         if name not in offered:
             known = tuple(offered)

@@ -18,13 +18,14 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, ToolException
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from langchain_tool_errors import (
     ErrorBudget,
     InvalidArguments,
+    RepairableFailure,
     Route,
     SyncCapable,
     ToolErrorBudgetExceeded,
@@ -69,6 +70,14 @@ def _handler(exc: Exception, request: ToolCallRequest) -> str:
 
 async def _ahandler(exc: Exception, request: ToolCallRequest) -> str:
     return "handled"
+
+
+async def _arepair(failure: RepairableFailure) -> ToolCall | None:
+    return None
+
+
+def _repair_to_name(failure: RepairableFailure) -> Any:
+    return failure.tool
 
 
 # What the names in a message's code fix stand for when a user pastes it into their code.
@@ -194,6 +203,31 @@ MISTAKES: dict[str, Mistake] = {
         TypeError,
         ("`kinds`", "'exception' (str)"),
         {'kinds=("invalid_arguments",)': "ErrorBudget(per_tool=3, {fix})"},
+    ),
+    "a repair given as a string": Mistake(
+        lambda: UntypedMiddleware(report_type_only, repair="fix"),
+        TypeError,
+        ("`repair`", "'fix' (str)", "repair(failure)"),
+        {"def repair(failure: RepairableFailure) -> ToolCall | None": None},
+    ),
+    "an async repair": Mistake(
+        lambda: UntypedMiddleware.from_routes([Route(KeyError, _handler)], repair=_arepair),
+        TypeError,
+        ("`repair`", "an async function", "repair(failure)"),
+        {"def repair(failure: RepairableFailure) -> ToolCall | None": None},
+    ),
+    "a repair that returns a name, not a call": Mistake(
+        lambda: run(
+            build_agent(
+                [failing_tool("lookup", KeyError("k"))],
+                [ToolErrorMiddleware(report_type_only, repair=_repair_to_name)],
+                [call("lookup", "c1", query=7)],
+            ),
+            "sync",
+        ),
+        TypeError,
+        ("`repair`", "'lookup' (str)", "`lookup`", "'c1'"),
+        {'ToolCall(name="lookup", args={...}, id=None)': None, "None": None},
     ),
     "an unknown budget kind": Mistake(
         lambda: UntypedBudget(per_tool=3, kinds=["invalid_args"]),

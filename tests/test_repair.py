@@ -15,9 +15,9 @@ import pytest
 
 # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain.agents.middleware import HumanInTheLoopMiddleware, ModelRequest, ModelResponse
 from langchain.agents.structured_output import ToolStrategy
-from langchain_core.messages import AIMessage, ToolCall
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
@@ -57,7 +57,10 @@ def reply(*calls: ToolCall) -> AIMessage:
 
 
 CUT_SHORT = AIMessage(
-    "", invalid_tool_calls=[invalid_tool_call(name="lookup", args='{"record_id": 1', id="m")]
+    "",
+    invalid_tool_calls=[
+        invalid_tool_call(name="lookup", args='{"record_id": 1', id="m", error="not JSON")
+    ],
 )
 
 
@@ -109,7 +112,11 @@ def test_arguments_the_schema_refuses_are_repaired_and_run_once(path: Path) -> N
     assert calls_in(result) == [call("lookup", "c1", record_id="17")]
     [offered] = repairs.offered
     assert isinstance(offered, InvalidArguments)
+    assert (offered.tool, offered.args) == ("lookup", {"record_id": "A-17"})
     assert [error.field for error in offered.errors] == ["record_id"]
+    assert offered.text == (
+        f"The arguments of `lookup` do not fit its schema: record_id: {offered.errors[0].expected}."
+    )
     assert result["messages"][-1].text == "done"
 
 
@@ -128,6 +135,7 @@ def test_a_tool_the_agent_does_not_have_is_repaired(path: Path) -> None:
     [offered] = repairs.offered
     assert isinstance(offered, UnknownTool)
     assert offered.known_tools == ("lookup",)
+    assert offered.text == "`find` is not a tool of this agent; its tools are: lookup."
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -144,7 +152,9 @@ def test_a_malformed_call_is_repaired_into_one_that_runs(path: Path) -> None:
     assert first_reply.invalid_tool_calls == []
     [offered] = repairs.offered
     assert isinstance(offered, MalformedToolCall)
-    assert offered.raw_arguments == '{"record_id": 1'
+    assert (offered.tool, offered.args) == ("lookup", {})
+    assert (offered.raw_arguments, offered.error) == ('{"record_id": 1', "not JSON")
+    assert "The call to `lookup` could not be run" in offered.text
     assert result["messages"][-1].text == "done"
 
 
@@ -209,13 +219,22 @@ def test_the_record_and_the_listeners_show_each_repair_and_no_budget_counts_it(
         repair=Repairs(),
     )
     script = [
-        reply(call("lookup", "a", record_id="A-1"), call("find", "b", record_id=2)),
+        reply(
+            call("lookup", "a", record_id="A-1"),
+            call("lookup", "ok", record_id=9),
+            call("find", "b", record_id=2),
+        ),
         CUT_SHORT,
     ]
 
     result = run(agent_of(middleware, script, ran), path)  # three repairs, a budget of one
 
-    assert sorted(ran) == [1, 1, 2]
+    assert sorted(ran) == [1, 1, 2, 9]
+    assert calls_in(result)[:3] == [
+        call("lookup", "a", record_id="1"),
+        call("lookup", "ok", record_id=9),
+        call("lookup", "b", record_id=2),
+    ]
     records = [(f["call_id"], f["tool"], f["kind"], f["outcome"]) for f in result["tool_failures"]]
     assert records == [
         ("a", "lookup", "invalid_arguments", "repaired"),
@@ -250,6 +269,12 @@ BAD_RETURNS: list[tuple[object, str]] = [
         {"name": "lookup", "args": {"record_id": {1, 2}}},
         "a call to `lookup` whose args are not JSON",
     ),
+    (
+        {"name": "lookup", "args": {"record_id": float("nan")}},
+        "a call to `lookup` whose args are not JSON",
+    ),
+    ({"name": "", "args": {}}, "returned a call whose name is '', not a tool's name"),
+    ({"name": 7, "args": {}}, "returned a call whose name is 7, not a tool's name"),
 ]
 
 
@@ -368,3 +393,99 @@ def test_the_call_that_gives_a_structured_answer_is_never_offered(path: Path) ->
 
     assert repairs.offered == []
     assert result["structured_response"] == Answer(record="record 3")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_every_wrong_call_of_a_reply_is_offered_whatever_comes_before_it(path: Path) -> None:
+    ran: list[int] = []
+    repairs = Repairs()
+    middleware = ToolErrorMiddleware(report_type_only, tools=["lookup", "find"], repair=repairs)
+    script = [
+        AIMessage(
+            "",
+            tool_calls=[
+                call("lookup", "declined", record_id="B-1"),  # offered, left as it is
+                call("other", "unselected", record_id="A-5"),  # not a selected tool
+                call("find", "unknown", record_id=6),
+                call("lookup", "invalid", record_id="A-7"),
+            ],
+            invalid_tool_calls=[
+                invalid_tool_call(name="lookup", args=None, id="no-text"),  # declined
+                invalid_tool_call(name="lookup", args="{", id=None),  # no id
+                invalid_tool_call(name="other", args="{", id="unselected-m"),
+                invalid_tool_call(name="lookup", args="{", id="cut"),
+            ],
+        )
+    ]
+
+    result = run(agent_of(middleware, script, ran), path)
+
+    offered = [(type(f).__name__, f.tool) for f in repairs.offered]
+    assert offered == [
+        ("InvalidArguments", "lookup"),
+        ("UnknownTool", "find"),
+        ("InvalidArguments", "lookup"),
+        ("MalformedToolCall", "lookup"),
+        ("MalformedToolCall", "lookup"),
+    ]
+    assert sorted(ran) == [1, 6, 7]
+    first = next(m for m in result["messages"] if isinstance(m, AIMessage))
+    assert [c.get("id") for c in first.invalid_tool_calls] == [
+        "no-text",
+        None,
+        "unselected-m",
+    ]
+
+
+def test_a_malformed_call_without_a_name_is_named_so_in_the_error() -> None:
+    nameless = AIMessage("", invalid_tool_calls=[invalid_tool_call(args="{", id="m")])
+
+    def broken(failure: RepairableFailure) -> Any:
+        assert failure.tool == ""
+        return "lookup"
+
+    middleware = ToolErrorMiddleware(report_type_only, repair=broken)
+
+    with pytest.raises(TypeError) as refused:
+        run(agent_of(middleware, [nameless], []), "sync")
+
+    assert "for the call `(no name)` (malformed call, id 'm')" in str(refused.value)
+    assert 'ToolCall(name="tool", args={...}, id=None)' in str(refused.value)
+
+
+def test_the_messages_after_the_reply_and_the_structured_answer_are_kept() -> None:
+    middleware = ToolErrorMiddleware(report_type_only, repair=Repairs())
+    model = ScriptedChatModel(script=[DONE])
+    request: ModelRequest[Any] = ModelRequest(
+        model=model, messages=[HumanMessage("go")], tools=[lookup_tool([])]
+    )
+    after = ToolMessage("structured", tool_call_id="s")
+    no_id = ToolCall(name="find", args={"record_id": 2}, id=None, type="tool_call")  # never offered
+    answered = ModelResponse(
+        result=[reply(no_id, call("find", "c1", record_id=1)), after],
+        structured_response={"answer": 1},
+    )
+
+    response = middleware.wrap_model_call(request, lambda _: answered)
+
+    assert isinstance(response, ModelResponse)
+    assert response.result[1] is after
+    assert response.structured_response == {"answer": 1}
+    first = response.result[0]
+    assert isinstance(first, AIMessage)
+    assert first.tool_calls == [no_id, call("lookup", "c1", record_id=1)]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_provider_s_own_tool_is_never_an_unknown_tool(path: Path) -> None:
+    repairs = Repairs()
+    web_search: dict[str, Any] = {"type": "web_search", "name": "web_search"}
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[reply(call("web_search", "w", query="x")), DONE]),
+        tools=[lookup_tool([]), web_search],
+        middleware=[ToolErrorMiddleware(report_type_only, repair=repairs)],
+    )
+
+    run(agent, path)
+
+    assert repairs.offered == []

@@ -18,7 +18,15 @@ COUNTS_KEY = "tool_error_budget_counts"
 
 
 RESET = -1
-"""The value that sets a count back to zero: a tool's success ends its failures in a row."""
+"""The value that sets a count back to zero: a tool's success ends its failures in a row.
+
+Any negative value sets a count: `-1` to zero, `set_to(n)` to `n`."""
+
+
+def set_to(count: int) -> int:
+    """The value that sets a count to `count` (a reset, then `count` failures)."""
+    return -count - 1
+
 
 BudgetScope: TypeAlias = Literal["tool", "run", "consecutive"]
 """Which limit of a budget was exceeded: `per_tool`, `per_run` or `consecutive`."""
@@ -38,7 +46,7 @@ def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[s
         return current or {}
     merged = dict(current or {})
     for key, value in update.items():
-        merged[key] = 0 if value == RESET else merged.get(key, 0) + value
+        merged[key] = -value - 1 if value < 0 else merged.get(key, 0) + value
     return merged
 
 
@@ -70,15 +78,18 @@ def _require_limit(argument: str, value: object) -> int | None:
     return value
 
 
-def _require_when_spent(when_spent: object) -> Literal["stop", "tell"]:
+def _require_when_spent(when_spent: object) -> Literal["stop", "tell", "interrupt"]:
     if when_spent == "stop":
         return "stop"
     if when_spent == "tell":
         return "tell"
+    if when_spent == "interrupt":
+        return "interrupt"
     msg = (
-        f'`when_spent` must be "stop" or "tell", but got {when_spent!r} '
+        f'`when_spent` must be "stop", "tell" or "interrupt", but got {when_spent!r} '
         f'({type(when_spent).__name__}). "stop" ends the run with ToolErrorBudgetExceeded; '
-        '"tell" tells the model once. Write for example when_spent="tell".'
+        '"tell" tells the model once; "interrupt" pauses the run for a person. Write for '
+        'example when_spent="tell".'
     )
     raise (ValueError if isinstance(when_spent, str) else TypeError)(msg)
 
@@ -174,7 +185,10 @@ class ErrorBudget:
         when_spent: `"stop"` (the default) raises `ToolErrorBudgetExceeded`, chained to
             the tool's last exception, and ends the run. `"tell"` sends the model one final
             error message saying the tool is unavailable, and answers every further call
-            to that tool in the run with it, without running the tool.
+            to that tool in the run with it, without running the tool. `"interrupt"`
+            answers the failure as usual and holds the tool: its next call pauses the run
+            with LangGraph's `interrupt()` before it runs, for a person to decide (see
+            `BudgetPause` and `BudgetDecision`); it needs a checkpointer.
         message: For `"tell"`, the final message: `{tool}` is the tool's name, `{count}`
             its failures (calls, for a tool the agent does not have) when the budget closed
             it, and `{times}` the same count in words ("once", "3 times"). One text answers
@@ -219,7 +233,7 @@ class ErrorBudget:
     per_tool: int | None
     per_run: int | None
     consecutive: int | None
-    when_spent: Literal["stop", "tell"]
+    when_spent: Literal["stop", "tell", "interrupt"]
     message: str
     kinds: tuple[FailureKind, ...]
 
@@ -229,7 +243,7 @@ class ErrorBudget:
         per_tool: int | None = None,
         per_run: int | None = None,
         consecutive: int | None = None,
-        when_spent: Literal["stop", "tell"] = "stop",
+        when_spent: Literal["stop", "tell", "interrupt"] = "stop",
         message: str = DEFAULT_MESSAGE,
         kinds: Collection[FailureKind] | None = None,
     ) -> None:

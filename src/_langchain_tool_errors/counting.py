@@ -26,6 +26,8 @@ from _langchain_tool_errors.budget import (
 )
 from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.failures import ReportedFailure, kind_of
+from _langchain_tool_errors.pausing import PAUSES_KEY, HeldTool
+from _langchain_tool_errors.recording import type_name
 from _langchain_tool_errors.routes import Route
 from _langchain_tool_errors.tool_calls import tool_name
 
@@ -98,11 +100,12 @@ def _closed_at(spent: str, counts: Mapping[str, int]) -> int | None:
 class Accounts:
     """The budgets of one middleware and its routes, and how a failure spends them."""
 
-    __slots__ = ("_closing", "_plans", "_rows", "_telling", "_unrouted")
+    __slots__ = ("_closing", "_holding", "_name", "_plans", "_rows", "_telling", "_unrouted")
 
     def __init__(
         self, name: str, budget: ErrorBudget | None, routes: tuple[Route[Any], ...]
     ) -> None:
+        self._name = name
         # A failure no route takes (one that is not an exception) spends the middleware's.
         self._unrouted = _shared(name, budget)
         # Counted once a "tell" budget closes any tool: until then no call needs a look.
@@ -114,6 +117,15 @@ class Accounts:
                 for plan in (*self._plans, self._unrouted)
                 for budget, prefix, _ in plan
                 if budget.when_spent == "tell"
+            )
+        )
+        # The prefixes of the "interrupt" budgets: a tool one of them holds pauses the run.
+        self._holding = tuple(
+            dict.fromkeys(
+                prefix
+                for plan in (*self._plans, self._unrouted)
+                for budget, prefix, _ in plan
+                if budget.when_spent == "interrupt"
             )
         )
         # The prefixes of the budgets that count failures in a row: a success resets them.
@@ -132,12 +144,14 @@ class Accounts:
         request: ToolCallRequest,
         counts: Mapping[str, int],
         route: int | None,
-    ) -> tuple[ToolMessage | None, dict[str, int]] | None:
-        """The increments that count the failure, with a "tell" budget's answer if spent.
+    ) -> tuple[ToolMessage | None, dict[str, int], tuple[str, HeldTool] | None] | None:
+        """The increments that count the failure, with what a spent budget does instead.
 
-        `None` when no budget counts this failure (its route and the middleware have none,
-        or none counts its kind). Raises `ToolErrorBudgetExceeded` for a spent "stop"
-        budget, chained to the failure when it is an exception.
+        A spent "tell" budget gives its answer; a spent "interrupt" budget the tool it
+        holds (its key in the state, and what spent it). `None` when no budget counts
+        this failure (its route and the middleware have none, or none counts its kind).
+        Raises `ToolErrorBudgetExceeded` for a spent "stop" budget, chained to the failure
+        when it is an exception.
         """
         kind = kind_of(failure)
         tool = tool_name(request)
@@ -167,13 +181,25 @@ class Accounts:
         if not increments:
             return None
         if over is None:
-            return None, increments
+            return None, increments, None
         budget, prefix, owner, count, limit, scope = over
         if budget.when_spent == "stop":
             cause = failure if isinstance(failure, Exception) else None
             raise ToolErrorBudgetExceeded(
                 tool, count, limit, scope, route=owner, kind=kind
             ) from cause
+        if budget.when_spent == "interrupt":
+            held: HeldTool = {
+                "middleware": self._name,
+                "tool": tool,
+                "kind": kind,
+                "error_type": type_name(failure),
+                "count": count,
+                "limit": limit,
+                "scope": scope,
+                "route": owner,
+            }
+            return None, increments, (f"{prefix}{tool}", held)
         spent = f"{prefix}{tool}{_SPENT}"
         # One text for the rest of the run: a tool already closed keeps the count it was
         # closed at (a failure met after the close, such as a limit's block of a later call,
@@ -189,7 +215,34 @@ class Accounts:
         increments[f"{spent}{_AT}{tool_count}"] = 1
         if unknown:
             increments[f"{prefix}{tool}{_UNKNOWN}"] = 1
-        return told, increments
+        return told, increments, None
+
+    @property
+    def holds(self) -> bool:
+        """Whether an "interrupt" budget may hold a tool, so calls must be checked first."""
+        return bool(self._holding)
+
+    def held(self, request: ToolCallRequest) -> tuple[str, HeldTool] | None:
+        """The tool of this call, if an "interrupt" budget of these accounts holds it."""
+        holding: Mapping[str, HeldTool] | None = request.state.get(PAUSES_KEY)
+        if not holding:
+            return None
+        tool = tool_name(request)
+        for prefix in self._holding:
+            key = f"{prefix}{tool}"
+            held = holding.get(key)
+            if held is not None:
+                return key, held
+        return None
+
+    @staticmethod
+    def released(key: str, held: HeldTool) -> dict[str, int]:
+        """The counts a person's "go on" starts again: the tool's, and the run's if spent."""
+        prefix = key.removesuffix(held["tool"])
+        keys = [key, f"{key}{_ROW}"]
+        if held["scope"] == "run":
+            keys.append(prefix)
+        return dict.fromkeys(keys, RESET)
 
     @property
     def counts_rows(self) -> bool:

@@ -28,6 +28,7 @@ from _langchain_tool_errors.budget import (
     COUNTS_KEY,
     ErrorBudget,
     ToolErrorBudgetExceeded,
+    set_to,
 )
 from _langchain_tool_errors.checks import (
     reject_async_on_error,
@@ -65,6 +66,15 @@ from _langchain_tool_errors.handler_types import (
 from _langchain_tool_errors.handling import ahandle, areplace, areply_to, handle, replace, reply_to
 from _langchain_tool_errors.inner_commands import answered_inside, is_state_update, put_back
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, prepared
+from _langchain_tool_errors.pausing import (
+    PAUSES_KEY,
+    BudgetDecision,
+    BudgetPause,
+    HeldTool,
+    PauseState,
+    ask,
+    pause_of,
+)
 from _langchain_tool_errors.providers import Provider, provider_of
 from _langchain_tool_errors.record_types import (
     AFailureListener,
@@ -532,6 +542,9 @@ class ToolErrorMiddleware(
         # The accounts again when a budget counts failures in a row, which a tool's success
         # ends (`None` otherwise: the success path of every other middleware stays as it was).
         self._resetting = accounts if accounts is not None and accounts.counts_rows else None
+        # The accounts again when an "interrupt" budget may hold a tool: each call is
+        # checked before it runs (`None` otherwise, so no other middleware pays for it).
+        self._holding = accounts if accounts is not None and accounts.holds else None
         # With `repair=`: what the model hooks check each reply's calls against (`None`
         # otherwise, so a reply goes back untouched).
         self._repair = checked_repair
@@ -543,8 +556,8 @@ class ToolErrorMiddleware(
         self._repeats = Repeats.of(checked_name, routes)
         # What the recording stage needs (`None` when nothing records or listens).
         self._recorder = Recorder(self._name, keeps, checked_listeners) if records else None
-        if keeps:
-            self.state_schema = FailureState
+        if keeps or self._holding is not None:
+            self.state_schema = _STATES[keeps, self._holding is not None]
 
     @property
     @override
@@ -1086,6 +1099,48 @@ class ToolErrorMiddleware(
         kept: Command[Any] = Command(update={FAILURES_KEY: records})
         return ExtendedModelResponse(model_response=repaired, command=kept), records
 
+    def _pause(self, held: HeldTool, request: ToolCallRequest) -> BudgetPause:
+        """What the person reads for this call to a held tool."""
+        failures: list[ToolFailure] = request.state.get(FAILURES_KEY) or []
+        return pause_of(held, request.tool_call, failures)
+
+    def _decided(
+        self, decision: BudgetDecision, held: HeldTool, request: ToolCallRequest
+    ) -> Command[Any]:
+        """The call's answer for a person's "answer" or "stop": the tool does not run.
+
+        "stop" is the budget's stop, made durable as a "stop" budget's is: the call is
+        answered with it and the next hook raises `ToolErrorBudgetExceeded`.
+        """
+        call_id = _call_id(request)
+        tool = tool_name(request)
+        if decision["type"] == "answer":
+            text = decision.get("text", "")
+            answer = ToolMessage(content=text, tool_call_id=call_id, name=tool)
+            return Command(update={"messages": [answer], SETTLED_KEY: own(call_id)})
+        stop = ToolErrorBudgetExceeded(
+            held["tool"],
+            held["count"],
+            held["limit"],
+            held["scope"],
+            route=held["route"],
+            kind=held["kind"],
+        )
+        record: ToolFailure = {
+            "middleware": self._name,
+            "tool": held["tool"],
+            "call_id": call_id,
+            "kind": held["kind"],
+            "error_type": held["error_type"],
+            "route": held["route"],
+            "outcome": "stopped",
+        }
+        stop.failure = record
+        kept = stop_of(stop, call_id)
+        answer = stopped_answer(kept, call_id, tool)
+        update = {"messages": [answer], STOPS_KEY: {self._name: kept}, SETTLED_KEY: own(call_id)}
+        return Command(update=update)
+
     def _ignores(self, request: ToolCallRequest) -> bool:
         """Whether the call is to a tool outside `tools=`: no stage sees its failures."""
         names = self._tool_names
@@ -1140,12 +1195,16 @@ class ToolErrorMiddleware(
                 if recorder.keeps:
                     update[FAILURES_KEY] = [record]
             return Command(update=update), record
-        told, increments = (None, None) if spent is None else spent
+        told, increments, held = (None, None, None) if spent is None else spent
         update = {"messages": [told or message], SETTLED_KEY: mark}
         if increments is not None or remembered is not None:
             update[COUNTS_KEY] = {**(increments or {}), **(remembered or {})}
+        if held is not None:
+            update[PAUSES_KEY] = dict([held])
         if recorder is not None:
-            outcome: FailureOutcome = "answered" if told is None else "told"
+            outcome: FailureOutcome = (
+                "told" if told is not None else "held" if held is not None else "answered"
+            )
             record = recorder.failure(failure, request, route, outcome)
             if recorder.keeps:
                 update[FAILURES_KEY] = [record]
@@ -1285,6 +1344,56 @@ the route's answer (`None` if it gave none), the route's position (`None` if no 
 it), and the id of the message it answers with already (`None` for a malformed call)."""
 
 
+class _PausingFailureState(FailureState, PauseState):
+    """The same, for a middleware that also keeps the record."""
+
+
+_STATES: dict[tuple[bool, bool], type[AgentState[Any]]] = {
+    (True, False): FailureState,
+    (False, True): PauseState,
+    (True, True): _PausingFailureState,
+}
+"""The state schema of a middleware that keeps the record, holds tools, or both."""
+
+
+def _without(
+    held: tuple[str, HeldTool], released: dict[str, int], request: ToolCallRequest
+) -> ToolCallRequest:
+    """The request as it runs after a person's "go on": the tool released, its counts zero."""
+    state = request.state
+    holding: dict[str, HeldTool] = dict(state.get(PAUSES_KEY) or {})
+    holding.pop(held[0], None)
+    counts: dict[str, int] = {**(state.get(COUNTS_KEY) or {}), **dict.fromkeys(released, 0)}
+    return request.override(state={**state, PAUSES_KEY: holding, COUNTS_KEY: counts})
+
+
+def _with_release(
+    result: ToolMessage | Command[Any], key: str, released: dict[str, int]
+) -> ToolMessage | Command[Any]:
+    """The call's result, with the release of its tool and the counts started again.
+
+    The counts the call's own failure adds, if it failed, come after the reset (a
+    negative value sets a count, see `add_counts`). A `Command` that does more than
+    update this graph's state goes back as it is, and the tool stays held.
+    """
+    release: dict[str, HeldTool | None] = {key: None}
+    if isinstance(result, ToolMessage):
+        return Command(update={"messages": [result], COUNTS_KEY: released, PAUSES_KEY: release})
+    update: object = result.update
+    if result.graph is not None or result.goto or result.resume is not None:
+        return result
+    if not is_state_update(update):
+        return result
+    inner: object = update.get(COUNTS_KEY)
+    if inner is not None and not is_state_update(inner):
+        return result
+    counts: dict[str, int] = dict(inner or {})
+    for name in released:
+        added = counts.get(name, 0)
+        counts[name] = added if added < 0 else set_to(added)
+    return Command(update={**update, COUNTS_KEY: counts, PAUSES_KEY: release})
+
+
 def _is_control(failure: Exception | ReportedFailure) -> bool:
     """Whether a failure that goes on up is LangGraph's control flow (an invalid resume)."""
     return isinstance(failure, Exception) and is_invalid_resume(failure)
@@ -1314,6 +1423,15 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             closed = closing[1].answer_closed(request)  # a closed tool's call never runs
             if closed is not None:
                 return _settled_closed(closed)
+        holding = self._holding
+        held = None if holding is None else holding.held(request)
+        if held is not None:
+            decision = ask(self._pause(held[1], request))
+            if decision["type"] != "go_on":
+                return self._decided(decision, held[1], request)
+            released = Accounts.released(*held)
+            result = self.wrap_tool_call(_without(held, released, request), handler)
+            return _with_release(result, held[0], released)
         repeats = self._repeats
         repeated = None if repeats is None else repeats.repeated(request)
         if repeated is not None and not self._ignores(request):
@@ -1384,6 +1502,15 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             closed = closing[1].answer_closed(request)  # a closed tool's call never runs
             if closed is not None:
                 return _settled_closed(closed)
+        holding = self._holding
+        held = None if holding is None else holding.held(request)
+        if held is not None:
+            decision = ask(self._pause(held[1], request))
+            if decision["type"] != "go_on":
+                return self._decided(decision, held[1], request)
+            released = Accounts.released(*held)
+            result = await self.awrap_tool_call(_without(held, released, request), handler)
+            return _with_release(result, held[0], released)
         repeats = self._repeats
         repeated = None if repeats is None else repeats.repeated(request)
         if repeated is not None and not self._ignores(request):
@@ -1578,6 +1705,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         increments: dict[str, int] = {}
         counts: dict[str, int] = dict(state.get(COUNTS_KEY) or {})
         marks: dict[str, int] = {}
+        holds: dict[str, HeldTool] = {}
         records: list[ToolFailure] = []
         update: dict[str, Any] = {}
         for index, (failure, request, reply, route, replaces) in enumerate(found):
@@ -1598,9 +1726,12 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
                     update["jump_to"] = "end"
                     break
                 if spent is not None:
-                    told, more = spent
+                    told, more, held = spent
                     if told is not None:
                         answer, outcome = told, "told"
+                    if held is not None:
+                        holds.update([held])
+                        outcome = "held"
                     for key, value in more.items():
                         increments[key] = increments.get(key, 0) + value
                         counts[key] = counts.get(key, 0) + value
@@ -1616,6 +1747,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             update[COUNTS_KEY] = increments
         if marks:
             update[SETTLED_KEY] = marks
+        if holds:
+            update[PAUSES_KEY] = holds
         if recorder is not None and recorder.keeps and records:
             update[FAILURES_KEY] = records
         return update or None, records
@@ -1656,6 +1789,9 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             no_stops: dict[str, BudgetStop] = {}
             update[COUNTS_KEY] = Overwrite(no_counts)
             update[STOPS_KEY] = Overwrite(no_stops)
+        if self._holding is not None:
+            none_held: dict[str, HeldTool] = {}
+            update[PAUSES_KEY] = Overwrite(none_held)
         if self.record_failures:
             no_records: list[ToolFailure] = []
             update[FAILURES_KEY] = Overwrite(no_records)

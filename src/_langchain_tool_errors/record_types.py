@@ -9,13 +9,15 @@ from typing_extensions import Protocol, TypedDict
 
 from _langchain_tool_errors.failures import FailureKind
 
-FailureOutcome: TypeAlias = Literal["answered", "told", "stopped", "propagated", "repaired"]
+FailureOutcome: TypeAlias = Literal["answered", "told", "held", "stopped", "propagated", "repaired"]
 """What became of a failure the middleware saw.
 
 - `"answered"`: the call has an error message for the model to read (a route's, or the one
   the failure came with).
 - `"told"`: an `ErrorBudget(when_spent="tell")` was spent by this failure; the model read
   that the tool is unavailable for the rest of the run.
+- `"held"`: an `ErrorBudget(when_spent="interrupt")` was spent by this failure; the model
+  read the failure as usual, and the tool's next call pauses the run for a person.
 - `"stopped"`: an `ErrorBudget` was spent by this failure and stopped the run with
   `ToolErrorBudgetExceeded`.
 - `"propagated"`: the exception went on up, as no route took it or its route's handler

@@ -32,6 +32,7 @@ from _langchain_tool_errors.handler_types import (
     ToolSelection,
 )
 from _langchain_tool_errors.middleware import ToolErrorMiddleware
+from _langchain_tool_errors.pausing import BudgetDecision, BudgetPause
 from _langchain_tool_errors.record_types import (
     AFailureListener,
     FailureListener,
@@ -45,6 +46,8 @@ __all__ = [
     "AFailureListener",
     "AOnError",
     "AsyncOnly",
+    "BudgetDecision",
+    "BudgetPause",
     "ErrorBudget",
     "FailureKind",
     "FailureListener",

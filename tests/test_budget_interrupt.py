@@ -1,0 +1,178 @@
+"""`ErrorBudget(when_spent="interrupt")` through real agents: a person decides, before the tool
+runs again.
+
+The tool here fails every time and counts its runs, so a test can tell that the pause
+comes before the call runs and that a resume runs it at most once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+# create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from langchain_tool_errors import (
+    BudgetDecision,
+    BudgetPause,
+    ErrorBudget,
+    ToolErrorBudgetExceeded,
+    ToolErrorMiddleware,
+)
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel
+from tests._agents import PATHS, Agent, Path, run, tool_messages
+
+CONFIG: RunnableConfig = {"configurable": {"thread_id": "t"}}
+CALL = AIMessage("", tool_calls=[{"name": "weather", "args": {"city": "Oslo"}, "id": "c"}])
+FAILED = "Tool `weather` failed with ConnectionError."
+
+
+def weather_tool(runs: list[str]) -> BaseTool:
+    @tool
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        runs.append(city)
+        raise ConnectionError("the weather service is down")
+
+    return weather
+
+
+def agent_of(runs: list[str], calls: int = 8, inputs: int = 1, **options: Any) -> Agent:
+    middleware = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_tool=2, when_spent="interrupt"),
+        record_failures=True,
+        **options,
+    )
+    built: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(CALL, times=calls), AIMessage("done")] * inputs),
+        tools=[weather_tool(runs)],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    return built
+
+
+def paused_with(result: dict[str, Any]) -> BudgetPause:
+    [pause] = result["__interrupt__"]
+    value: BudgetPause = pause.value
+    return value
+
+
+def resume(agent: Agent, path: Path, decision: BudgetDecision | object) -> dict[str, Any]:
+    return run(agent, path, Command(resume=decision), CONFIG)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_run_pauses_before_the_spent_tool_runs_again(path: Path) -> None:
+    runs: list[str] = []
+    agent = agent_of(runs)
+
+    result = run(agent, path, config=CONFIG)
+
+    assert runs == ["Oslo"] * 3  # the third failure spent the budget; the fourth call waits
+    pause = paused_with(result)
+    assert {k: v for k, v in pause.items() if k != "failures"} == {
+        "middleware": "ToolErrorMiddleware",
+        "tool": "weather",
+        "call_id": "c-4",
+        "args": {"city": "Oslo"},
+        "kind": "exception",
+        "count": 3,
+        "limit": 2,
+        "scope": "tool",
+        "route": None,
+    }
+    assert [(f["call_id"], f["outcome"]) for f in pause["failures"]] == [
+        ("c-1", "answered"),
+        ("c-2", "answered"),
+        ("c-3", "held"),
+    ]
+    assert tool_messages(result)["c-3"].text == FAILED  # the spending failure, as usual
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_go_on_runs_the_call_once_and_starts_the_tool_s_count_again(path: Path) -> None:
+    runs: list[str] = []
+    agent = agent_of(runs)
+    run(agent, path, config=CONFIG)
+
+    result = resume(agent, path, {"type": "go_on"})
+
+    # c-4 ran once; it and two more failures spend the budget again, and c-7 waits.
+    assert len(runs) == 6
+    assert paused_with(result)["call_id"] == "c-7"
+    assert paused_with(result)["count"] == 3
+    assert tool_messages(result)["c-4"].text == FAILED
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_answer_replaces_the_call_and_the_tool_stays_held(path: Path) -> None:
+    runs: list[str] = []
+    agent = agent_of(runs)
+    run(agent, path, config=CONFIG)
+
+    result = resume(agent, path, {"type": "answer", "text": "It is sunny in Oslo."})
+
+    assert len(runs) == 3  # the tool did not run for c-4
+    answer = tool_messages(result)["c-4"]
+    assert (answer.text, answer.status) == ("It is sunny in Oslo.", "success")
+    assert paused_with(result)["call_id"] == "c-5"  # the next call waits again
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_stop_ends_the_run_with_the_budget_s_error_and_answers_the_call(path: Path) -> None:
+    runs: list[str] = []
+    agent = agent_of(runs)
+    run(agent, path, config=CONFIG)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        resume(agent, path, {"type": "stop"})
+
+    stop = spent.value
+    assert (stop.tool, stop.count, stop.limit, stop.scope, stop.kind) == (
+        "weather",
+        3,
+        2,
+        "tool",
+        "exception",
+    )
+    assert len(runs) == 3
+    kept = agent.get_state(CONFIG).values
+    assert "stopped the run" in tool_messages(kept)["c-4"].text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_resume_that_is_not_a_decision_is_refused_and_the_pause_stays(path: Path) -> None:
+    runs: list[str] = []
+    agent = agent_of(runs)
+    run(agent, path, config=CONFIG)
+
+    with pytest.raises(Exception, match="type") as refused:
+        resume(agent, path, {"type": "retry"})
+
+    assert "ValidationError" in type(refused.value).__name__ or "decision" in str(refused.value)
+    assert len(runs) == 3
+    result = resume(agent, path, {"type": "answer", "text": "Sunny."})
+    assert tool_messages(result)["c-4"].text == "Sunny."
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_new_input_starts_with_no_tool_held(path: Path) -> None:
+    runs: list[str] = []
+    agent = agent_of(runs, calls=3, inputs=2)
+    first = run(agent, path, config=CONFIG)
+    assert "__interrupt__" not in first  # three failures: held, but never called again
+
+    second = run(agent, path, {"messages": [HumanMessage("again")]}, CONFIG)
+
+    assert len(runs) == 6  # the new run's calls ran: the tool was not held any more
+    assert "__interrupt__" not in second

@@ -3,8 +3,9 @@
 Only where a route names `RepeatedCall`, and only for the tools that route selects. Each
 failure of such a call leaves its fingerprint (the tool and its arguments as canonical
 JSON, hashed) among the run's counts, which a new run starts from zero; each such call
-looks its own fingerprint up before it runs. Until some call has failed in the run, one
-key of the counts says so and nothing is hashed: the success path reads two state keys.
+looks its own fingerprint up before it runs. Until a call of the same tool has failed in
+the run, one key of the counts says so and nothing is hashed: the success path of every
+other call reads two state keys.
 """
 
 from __future__ import annotations
@@ -40,10 +41,14 @@ def _selected(routes: tuple[Route[Any], ...]) -> tuple[bool, frozenset[str] | No
     return True, frozenset(tools)
 
 
+_JSON = json.JSONEncoder(sort_keys=True)
+"""One encoder for every call: `json.dumps` with any option builds a new one each time."""
+
+
 def _canonical(args: object) -> str | None:
     """The arguments as JSON with sorted keys, or `None` for values JSON cannot hold."""
     try:
-        return json.dumps(args, sort_keys=True)
+        return _JSON.encode(args)
     except (TypeError, ValueError):  # not JSON (a model's arguments always are): never equal
         return None
 
@@ -51,12 +56,13 @@ def _canonical(args: object) -> str | None:
 class Repeats:
     """Which failed calls a middleware remembers for the run, and how it finds them again."""
 
-    __slots__ = ("_any", "_prefix", "_tools")
+    __slots__ = ("_failed", "_prefix", "_tools")
 
     def __init__(self, name: str, tools: frozenset[str] | None) -> None:
         self._prefix = f"{name}\x00\x00call\x00"
-        # Counted with every remembered failure: until it is in the counts, no call looks.
-        self._any = f"{name}\x00\x00calls"
+        # With a tool's name, counted with each of its remembered failures: until it is in
+        # the counts, no call of that tool is hashed.
+        self._failed = f"{name}\x00\x00failed\x00"
         self._tools = tools
 
     @classmethod
@@ -79,7 +85,7 @@ class Repeats:
     def remember(self, request: ToolCallRequest) -> dict[str, int] | None:
         """The increments that remember a failed call for the rest of the run."""
         key = self._key(request)
-        return None if key is None else {key: 1, self._any: 1}
+        return None if key is None else {key: 1, f"{self._failed}{tool_name(request)}": 1}
 
     def repeated(self, request: ToolCallRequest) -> RepeatedCall | None:
         """The failure of a call that already failed in this run, before it runs; else `None`.
@@ -87,8 +93,8 @@ class Repeats:
         A call without an id is never one: an answer must name the call it answers.
         """
         counts: Mapping[str, int] | None = request.state.get(COUNTS_KEY)
-        if not counts or self._any not in counts:  # nothing has failed in this run
-            return None
+        if not counts or f"{self._failed}{tool_name(request)}" not in counts:
+            return None  # no call of this tool has failed in this run
         call = request.tool_call
         if call.get("id") is None:
             return None

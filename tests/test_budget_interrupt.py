@@ -7,6 +7,7 @@ comes before the call runs and that a resume runs it at most once.
 
 from __future__ import annotations
 
+from pathlib import Path as FilePath
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from langchain_tool_errors import (
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
 from tests._agents import PATHS, Agent, Path, run, tool_messages
+from tests._processes import run_python
 
 CONFIG: RunnableConfig = {"configurable": {"thread_id": "t"}}
 CALL = AIMessage("", tool_calls=[{"name": "weather", "args": {"city": "Oslo"}, "id": "c"}])
@@ -176,3 +178,24 @@ def test_a_new_input_starts_with_no_tool_held(path: Path) -> None:
 
     assert len(runs) == 6  # the new run's calls ran: the tool was not held any more
     assert "__interrupt__" not in second
+
+
+DECIDED_ELSEWHERE = {
+    '{"type": "go_on"}': "c-4 read 'Tool `weather` failed with ConnectionError.', ran 4",
+    '{"type": "answer", "text": "Sunny."}': "c-4 read 'Sunny.', ran 3",
+    '{"type": "stop"}': "stopped at count 3, ran 3",
+}
+
+
+@pytest.mark.parametrize("decision", DECIDED_ELSEWHERE)
+def test_a_pause_in_one_process_is_decided_in_another(tmp_path: FilePath, decision: str) -> None:
+    database = str(tmp_path / "checkpoints.sqlite")
+    runs = str(tmp_path / "runs.txt")
+
+    paused = run_python("-m", "tests._durable_pause", "pause", database, runs)
+    resumed = run_python("-m", "tests._durable_pause", "resume", database, runs, decision)
+
+    assert paused.returncode == 0, paused.stderr
+    assert paused.stdout.strip() == "paused before c-4: count 3, ran 3"
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.strip() == DECIDED_ELSEWHERE[decision]

@@ -21,6 +21,8 @@ from langchain_tool_errors import (
     AFailureListener,
     AOnError,
     AsyncOnly,
+    BudgetDecision,
+    BudgetPause,
     ErrorBudget,
     FailureKind,
     FailureListener,
@@ -509,3 +511,19 @@ assert_type(
     ToolErrorMiddleware.from_routes([Route(Exception, report_type_only)], repair=fix_call),
     ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
 )
+
+
+# A budget that pauses for a person: what the person reads, and the decisions they give.
+pausing = ErrorBudget(per_tool=3, when_spent="interrupt")
+assert_type(pausing.when_spent, Literal["stop", "tell", "interrupt"])
+
+
+def decide(pause: BudgetPause) -> BudgetDecision:
+    assert_type(pause["count"], int)
+    assert_type(pause["scope"], Literal["tool", "run", "consecutive"])
+    assert_type(pause["route"], int | None)
+    if pause["count"] > 5:
+        return {"type": "stop"}
+    if pause["kind"] == "exception":
+        return {"type": "answer", "text": f"`{pause['tool']}` is down; answer without it."}
+    return {"type": "go_on"}

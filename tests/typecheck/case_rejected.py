@@ -14,6 +14,7 @@ from langgraph.types import Command
 
 from langchain_tool_errors import (
     AOnError,
+    BudgetDecision,
     ErrorBudget,
     InvalidArguments,
     OnError,
@@ -181,3 +182,8 @@ def repair_to_dict(failure: RepairableFailure) -> dict[str, object]:
 ToolErrorMiddleware(on_error, repair=repair_invalid_only)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 ToolErrorMiddleware(on_error, repair=repair_to_dict)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 ToolErrorMiddleware.from_routes([Route(Exception, on_error)], repair="fix")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
+
+
+# A person's decision is one of three, with a type.
+retry: BudgetDecision = {"type": "retry"}  # type: ignore[typeddict-item]  # pyright: ignore[reportAssignmentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-assignment]
+untyped: BudgetDecision = {"text": "Sunny."}  # type: ignore[typeddict-item]  # pyright: ignore[reportAssignmentType]  # ty: ignore[missing-typed-dict-key]  # pyrefly: ignore[bad-typed-dict-key]

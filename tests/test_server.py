@@ -211,6 +211,35 @@ async def test_fifty_concurrent_threads_each_spend_their_own_error_budget(api: A
 
 
 @pytest.mark.asyncio
+async def test_a_served_budget_pauses_for_a_person_who_answers_over_http(api: Api) -> None:
+    thread = await api.new_thread()
+
+    waiting = await api.wait(thread, "paused", input=ask("lookup missing-p"))
+
+    [pause] = waiting["__interrupt__"]
+    value = pause["value"]
+    assert (value["tool"], value["call_id"], value["count"], value["limit"]) == (
+        "lookup",
+        "call-missing-p-3",
+        3,
+        2,
+    )
+    assert value["args"] == {"key": "missing-p"}
+    assert pause["response_schema"]["title"] == "BudgetDecision"
+    with pytest.raises(Exception, match="ValidationError"):
+        await api.wait(thread, "paused", command={"resume": {"type": "retry"}})
+    answered = await api.wait(
+        thread, "paused", command={"resume": {"type": "answer", "text": "No such record."}}
+    )
+
+    contents = [m["content"] for m in tool_messages(answered)]
+    assert contents[3] == "No such record."  # in place of the call that waited
+    [again] = answered["__interrupt__"]  # the tool stays held: its next call waits too
+    assert again["value"]["call_id"] == "call-missing-p-4"
+    FIGURES.append("LangGraph server: a spent budget pauses; the decision comes over HTTP")
+
+
+@pytest.mark.asyncio
 async def test_a_served_model_looping_on_invalid_arguments_is_stopped_by_its_budget(
     api: Api,
 ) -> None:

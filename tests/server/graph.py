@@ -201,6 +201,18 @@ def build_budgeted_agent() -> Runnable[InputAgentState, dict[str, Any]]:
 budgeted = build_budgeted_agent()
 
 
+def build_paused_agent() -> Runnable[InputAgentState, dict[str, Any]]:
+    """The served agent whose spent budget pauses the run for a person."""
+    script: list[Any] = [call_the_named_tool_again] * 5 + [answer_with_the_result]
+    model = ScriptedChatModel(script=script)
+    budget = ErrorBudget(per_tool=2, when_spent="interrupt")
+    middleware = ToolErrorMiddleware(aon_error=explain_missing, exceptions=KeyError, budget=budget)
+    return create_agent(model, tools=[lookup], middleware=[middleware])
+
+
+paused = build_paused_agent()
+
+
 @tool
 def count(items: int) -> str:
     """How many items there are, as a number."""

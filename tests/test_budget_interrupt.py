@@ -133,7 +133,7 @@ def test_an_answer_replaces_the_call_and_the_tool_stays_held(path: Path) -> None
 @pytest.mark.parametrize("path", PATHS)
 def test_stop_ends_the_run_with_the_budget_s_error_and_answers_the_call(path: Path) -> None:
     runs: list[str] = []
-    agent = agent_of(runs)
+    agent = agent_of(runs, calls=4)
     run(agent, path, config=CONFIG)
 
     with pytest.raises(ToolErrorBudgetExceeded) as spent:
@@ -148,8 +148,10 @@ def test_stop_ends_the_run_with_the_budget_s_error_and_answers_the_call(path: Pa
         "exception",
     )
     assert len(runs) == 3
-    kept = agent.get_state(CONFIG).values
-    assert "stopped the run" in tool_messages(kept)["c-4"].text
+    # The thread goes on at its next input, with the waiting call answered by the stop.
+    after = run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
+    assert "stopped the run" in tool_messages(after)["c-4"].text
+    assert after["messages"][-1].text == "done"
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -199,3 +201,60 @@ def test_a_pause_in_one_process_is_decided_in_another(tmp_path: FilePath, decisi
     assert paused.stdout.strip() == "paused before c-4: count 3, ran 3"
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.strip() == DECIDED_ELSEWHERE[decision]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_go_on_after_a_per_run_budget_starts_the_run_s_count_again(path: Path) -> None:
+    runs: list[str] = []
+    middleware = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_run=2, when_spent="interrupt")
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(CALL, times=8), AIMessage("done")]),
+        tools=[weather_tool(runs)],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    first = run(agent, path, config=CONFIG)
+    assert (paused_with(first)["scope"], paused_with(first)["count"]) == ("run", 3)
+
+    result = resume(agent, path, {"type": "go_on"})
+
+    assert len(runs) == 6  # three more failures before the run's count is over again
+    assert paused_with(result)["call_id"] == "c-7"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_parallel_calls_to_a_held_tool_each_wait_for_their_own_decision(path: Path) -> None:
+    runs: list[str] = []
+    two = AIMessage(
+        "",
+        tool_calls=[
+            {"name": "weather", "args": {"city": "Oslo"}, "id": "a"},
+            {"name": "weather", "args": {"city": "Bergen"}, "id": "b"},
+        ],
+    )
+    middleware = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=1, when_spent="interrupt")
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(CALL, times=2), two, AIMessage("done")]),
+        tools=[weather_tool(runs)],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+
+    paused = run(agent, path, config=CONFIG)
+
+    assert len(runs) == 2
+    pauses = {p.value["call_id"]: p.id for p in paused["__interrupt__"]}
+    assert sorted(pauses) == ["a", "b"]
+    decisions = {
+        pauses["a"]: {"type": "answer", "text": "Oslo: sunny."},
+        pauses["b"]: {"type": "answer", "text": "Bergen: rain."},
+    }
+    result = resume(agent, path, decisions)
+
+    answers = tool_messages(result)
+    assert (answers["a"].text, answers["b"].text) == ("Oslo: sunny.", "Bergen: rain.")
+    assert len(runs) == 2

@@ -236,6 +236,9 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
         _explain, budget=ErrorBudget(per_tool=10**9, when_spent="tell")
     )
     ours_in_a_row = ToolErrorMiddleware(_explain, budget=ErrorBudget(consecutive=10**9))
+    ours_pausing = ToolErrorMiddleware(
+        _explain, budget=ErrorBudget(per_tool=10**9, when_spent="interrupt")
+    )
     ours_kinds = ToolErrorMiddleware.from_routes(
         [Route(InvalidArguments, report_invalid_fields), Route(Exception, _explain)]
     )
@@ -265,6 +268,7 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
                 "ours budget": _loop(_hook(ours_budget.wrap_tool_call, _succeed)),
                 "ours budget B": _loop(_hook(ours_budget_b.wrap_tool_call, _succeed)),
                 "ours budget tell": _loop(_hook(ours_tells.wrap_tool_call, _succeed)),
+                "ours budget interrupt": _loop(_hook(ours_pausing.wrap_tool_call, _succeed)),
                 "ours in a row": _loop(_hook(ours_in_a_row.wrap_tool_call, _succeed, IN_A_RUN)),
                 "ours budget error": _loop(_hook(ours_budget.wrap_tool_call, _fail)),
                 "ours kinds": _loop(_hook(ours_kinds.wrap_tool_call, _succeed)),
@@ -328,6 +332,10 @@ def hook_figures(number: int, rounds: int) -> tuple[list[Figure], dict[str, floa
         Figure(
             "success path with a 'tell' budget: overhead",
             *_over(sync, "direct", us, ours="ours budget tell"),
+        ),
+        Figure(
+            "success path with an 'interrupt' budget: overhead",
+            *_over(sync, "direct", us, ours="ours budget interrupt"),
         ),
         Figure(
             "success path with a consecutive budget: overhead",
@@ -922,6 +930,8 @@ def main(argv: Sequence[str] | None = None) -> int:
          by_name["success path with a budget: overhead"].ratio <= 1.0),
         ("success path with a 'tell' budget <= 1.0 x langchain's",
          by_name["success path with a 'tell' budget: overhead"].ratio <= 1.0),
+        ("success path with an 'interrupt' budget <= 1.0 x langchain's",
+         by_name["success path with an 'interrupt' budget: overhead"].ratio <= 1.0),
         ("success path with a consecutive budget <= 1.0 x langchain's",
          by_name["success path with a consecutive budget: overhead"].ratio <= 1.0),
         ("success path with a route for invalid arguments <= 1.0 x langchain's",

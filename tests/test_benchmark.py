@@ -14,13 +14,14 @@ def test_the_overhead_benchmark_runs_and_reports_every_target() -> None:
 
     assert done.returncode == 0, done.stderr
     verdicts = [line for line in done.stdout.splitlines() if line.startswith(("met", "MISSED"))]
-    assert len(verdicts) == 28
+    assert len(verdicts) == 29
     figures = (
         "success path",
         "handled-error path",
         "20 routes",
         "a budget",
         "a consecutive budget",
+        "an 'interrupt' budget",
         "a route for repeats",
         "repair= checks them",
         "a record",

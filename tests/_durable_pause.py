@@ -1,16 +1,19 @@
 """One half of the durability test of `when_spent="interrupt"`, run in its own process.
 
     python -m tests._durable_pause pause  DB RUNS           -> fails 3 times, then pauses
-    python -m tests._durable_pause resume DB RUNS DECISION  -> resumes from SQLite with it
+    python -m tests._durable_pause resume DB RUNS DECISION  -> resumes from DB with it
 
-`weather` always fails and appends a line to the file RUNS each time it runs, so the
-other process can tell how often it ran in all. DECISION is a `BudgetDecision` as JSON.
+DB is a SQLite file, or a `postgresql://` URI. `weather` always fails and appends a line
+to the file RUNS each time it runs, so the other process can tell how often it ran in
+all. DECISION is a `BudgetDecision` as JSON.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Generator
+from contextlib import contextmanager
 from pathlib import Path
 
 # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
@@ -18,6 +21,7 @@ from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariab
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
@@ -39,7 +43,20 @@ def _weather(runs: Path) -> BaseTool:
     return StructuredTool.from_function(weather, name="weather", description="the forecast")
 
 
-def _agent(checkpointer: SqliteSaver, runs: Path) -> Agent:
+@contextmanager
+def _saver(database: str) -> Generator[BaseCheckpointSaver[str]]:
+    if not database.startswith("postgresql://"):
+        with SqliteSaver.from_conn_string(database) as sqlite:
+            yield sqlite
+        return
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(database) as postgres:
+        postgres.setup()
+        yield postgres
+
+
+def _agent(checkpointer: BaseCheckpointSaver[str], runs: Path) -> Agent:
     middleware = ToolErrorMiddleware(
         report_type_only, budget=ErrorBudget(per_tool=2, when_spent="interrupt")
     )
@@ -56,7 +73,7 @@ def _ran(runs: Path) -> int:
 
 def main(phase: str, database: str, runs_file: str, decision: str = "") -> None:
     runs = Path(runs_file)
-    with SqliteSaver.from_conn_string(database) as checkpointer:
+    with _saver(database) as checkpointer:
         agent = _agent(checkpointer, runs)
         if phase == "pause":
             result = agent.invoke(question(), CONFIG)

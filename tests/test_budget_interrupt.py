@@ -30,6 +30,7 @@ from langchain_tool_errors import (
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
 from tests._agents import PATHS, Agent, Path, run, tool_messages
+from tests._postgres import Postgres
 from tests._processes import run_python
 
 CONFIG: RunnableConfig = {"configurable": {"thread_id": "t"}}
@@ -193,7 +194,17 @@ DECIDED_ELSEWHERE = {
 def test_a_pause_in_one_process_is_decided_in_another(tmp_path: FilePath, decision: str) -> None:
     database = str(tmp_path / "checkpoints.sqlite")
     runs = str(tmp_path / "runs.txt")
+    decided_elsewhere(database, runs, decision)
 
+
+@pytest.mark.parametrize("decision", DECIDED_ELSEWHERE)
+def test_a_pause_kept_in_postgresql_is_decided_in_another_process(
+    tmp_path: FilePath, postgres: Postgres, decision: str
+) -> None:
+    decided_elsewhere(postgres.new_database(), str(tmp_path / "runs.txt"), decision)
+
+
+def decided_elsewhere(database: str, runs: str, decision: str) -> None:
     paused = run_python("-m", "tests._durable_pause", "pause", database, runs)
     resumed = run_python("-m", "tests._durable_pause", "resume", database, runs, decision)
 

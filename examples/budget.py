@@ -3,8 +3,9 @@
 The scripted model below does what a real model sometimes does with an error message: it
 calls the same broken tool again, turn after turn. Without a budget the run goes on until
 the script ends (with a real model: until langchain's recursion limit of 9,999 steps).
-Last, a flaky tool that fails twice and then answers, over and over: a limit of failures
-in a row lets it keep recovering, where a limit per tool stops it.
+Then a flaky tool that fails twice and then answers, over and over: a limit of failures
+in a row lets it keep recovering, where a limit per tool stops it. Last, a budget that
+hands the decision to a person: the run pauses before the tool runs again.
 
 Run: `.venv/bin/python examples/budget.py`
 """
@@ -18,10 +19,18 @@ from typing import Any
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware.types import InputAgentState
 from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
-from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
+from langchain_tool_errors import (
+    BudgetDecision,
+    BudgetPause,
+    ErrorBudget,
+    ToolErrorBudgetExceeded,
+    ToolErrorMiddleware,
+)
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel, transcript
 
@@ -100,3 +109,30 @@ print()
 print("budget=ErrorBudget(consecutive=2): each success starts the count again.")
 in_a_row = ErrorBudget(consecutive=2)
 ask(build_quote_agent(ToolErrorMiddleware(report_type_only, budget=in_a_row)), "ACME's price?")
+
+
+def build_paused_agent() -> Runnable[Any, dict[str, Any]]:
+    """The weather agent with a checkpointer: it takes a question, or a person's decision."""
+    model = ScriptedChatModel(
+        script=[Repeat(CALL_WEATHER, times=4), AIMessage("The weather service is down.")]
+    )
+    asking = ErrorBudget(per_tool=2, when_spent="interrupt")
+    middleware = ToolErrorMiddleware(report_type_only, budget=asking)
+    return create_agent(
+        model, tools=[weather], middleware=[middleware], checkpointer=InMemorySaver()
+    )
+
+
+print()
+print('when_spent="interrupt": the run pauses before the tool runs again; a person answers.')
+paused_agent = build_paused_agent()
+thread: RunnableConfig = {"configurable": {"thread_id": "weather-1"}}
+waiting = paused_agent.invoke({"messages": [HumanMessage("Weather in Oslo?")]}, thread)
+pause: BudgetPause = waiting["__interrupt__"][0].value
+print(
+    f"paused before {pause['tool']} [{pause['call_id']}]: {pause['count']} failures, "
+    f"over the limit of {pause['limit']} ({pause['scope']})"
+)
+decision: BudgetDecision = {"type": "answer", "text": "The weather service is down today."}
+answered = paused_agent.invoke(Command(resume=decision), thread)
+print(transcript(answered["messages"][-4:]))

@@ -112,7 +112,7 @@ class BudgetPause(TypedDict):
     kind: FailureKind
     count: int
     limit: int
-    scope: BudgetScope
+    scope: Literal["tool", "run", "consecutive"]
     route: int | None
     failures: list[ToolFailure]
 
@@ -131,12 +131,14 @@ class BudgetDecision(TypedDict):
 
     Example:
         ```python
+        from typing import Any
+
         from langgraph.types import Command
 
         from langchain_tool_errors import BudgetDecision
 
         decision: BudgetDecision = {"type": "answer", "text": "The service is down today."}
-        resume = Command(resume=decision)
+        resume: Command[Any] = Command(resume=decision)
         ```
     """
 

@@ -149,6 +149,8 @@ def test_stop_ends_the_run_with_the_budget_s_error_and_answers_the_call(path: Pa
         "exception",
     )
     assert len(runs) == 3
+    assert "chained below" not in str(stop)  # nothing is: a person stopped the run
+    assert "a person stopped the run at a pause" in str(stop)
     # The thread goes on at its next input, with the waiting call answered by the stop.
     after = run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
     assert "stopped the run" in tool_messages(after)["c-4"].text

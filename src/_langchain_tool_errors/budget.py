@@ -366,3 +366,15 @@ class ToolErrorBudgetExceeded(Exception):
             f"{owner} is spent: {count} failures {where} in this run, over the "
             f"limit of {limit} ({_LIMITS[scope]}). The run is stopped; {last}"
         )
+
+    @override
+    def __str__(self) -> str:
+        """The message; it says the last exception is chained below only when it is."""
+        text = super().__str__()
+        chained = f"the last failure of `{self.tool}` is chained below."
+        if self.__cause__ is not None or not text.endswith(chained):
+            return text
+        return text.removesuffix(chained) + (
+            f"the last failure of `{self.tool}` was an exception, not chained here (it was met "
+            "in another process, or a person stopped the run at a pause)."
+        )

@@ -15,6 +15,7 @@ import pytest
 # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -24,6 +25,8 @@ from langchain_tool_errors import (
     BudgetDecision,
     BudgetPause,
     ErrorBudget,
+    FailureKind,
+    Route,
     ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
 )
@@ -270,4 +273,55 @@ def test_parallel_calls_to_a_held_tool_each_wait_for_their_own_decision(path: Pa
 
     answers = tool_messages(result)
     assert (answers["a"].text, answers["b"].text) == ("Oslo: sunny.", "Bergen: rain.")
+    assert len(runs) == 2
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tool_held_by_malformed_calls_pauses_at_its_next_call(path: Path) -> None:
+    runs: list[str] = []
+    cut = AIMessage(
+        "", invalid_tool_calls=[invalid_tool_call(name="weather", args='{"city": "Os', id="m")]
+    )
+    malformed: tuple[FailureKind, ...] = ("malformed_call",)
+    middleware = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_tool=1, when_spent="interrupt", kinds=malformed),
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(cut, times=2), CALL, AIMessage("done")]),
+        tools=[weather_tool(runs)],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+
+    paused = run(agent, path, config=CONFIG)
+
+    pause = paused_with(paused)
+    assert (pause["call_id"], pause["kind"], pause["count"]) == ("c", "malformed_call", 2)
+    assert runs == []  # the valid call waits for the person
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_route_s_own_interrupt_budget_holds_the_tool(path: Path) -> None:
+    runs: list[str] = []
+    middleware = ToolErrorMiddleware.from_routes(
+        [
+            Route(
+                ConnectionError,
+                report_type_only,
+                budget=ErrorBudget(per_tool=1, when_spent="interrupt"),
+            )
+        ]
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(CALL, times=3), AIMessage("done")]),
+        tools=[weather_tool(runs)],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+
+    paused = run(agent, path, config=CONFIG)
+
+    pause = paused_with(paused)
+    assert (pause["call_id"], pause["route"], pause["count"]) == ("c-3", 0, 2)
     assert len(runs) == 2

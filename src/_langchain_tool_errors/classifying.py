@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
@@ -95,15 +95,20 @@ def malformed_calls(
         call_id = call.get("id")
         if not call_id or call_id in answered:
             continue
-        name = call.get("name") or ""
-        failure = MalformedToolCall(
-            tool=name,
-            args={},
-            text=MALFORMED_TEXT.format(tool=name or "(no name)"),
-            raw_arguments=call.get("args"),
-            error=call.get("error"),
-        )
-        yield failure, standing_request(name, call_id, state, runtime)
+        failure = malformed(call)
+        yield failure, standing_request(failure.tool, call_id, state, runtime)
+
+
+def malformed(call: InvalidToolCall) -> MalformedToolCall:
+    """The failure of a call whose arguments could not be parsed, as the model wrote it."""
+    name = call.get("name") or ""
+    return MalformedToolCall(
+        tool=name,
+        args={},
+        text=MALFORMED_TEXT.format(tool=name or "(no name)"),
+        raw_arguments=call.get("args"),
+        error=call.get("error"),
+    )
 
 
 def standing_request(

@@ -378,7 +378,6 @@ class ToolErrorMiddleware(
             listeners,
             name,
             repair,
-            tool_names,
         )
         # The overloads tie the handlers' content type and `exceptions=` to the class's type
         # parameters; the implementation's signature cannot name them (mypy checks it
@@ -462,7 +461,7 @@ class ToolErrorMiddleware(
             "ToolErrorMiddleware[ToolErrorContent, Exception, _ModeT]", cls.__new__(cls)
         )
         middleware._configure(
-            checked_routes, budget, error_prefix, record_failures, listeners, name, repair, None
+            checked_routes, budget, error_prefix, record_failures, listeners, name, repair
         )
         middleware._on_error = None
         middleware._aon_error = None
@@ -479,7 +478,6 @@ class ToolErrorMiddleware(
         listeners: Sequence[FailureListener | AFailureListener],
         name: str | None,
         repair: RepairCall | None,
-        selected: frozenset[str] | None,
     ) -> None:
         """Set up what every middleware has: name, budget, routes and the hooks' tables."""
         checked_budget = require_budget(budget)
@@ -545,12 +543,9 @@ class ToolErrorMiddleware(
         # The accounts again when an "interrupt" budget may hold a tool: each call is
         # checked before it runs (`None` otherwise, so no other middleware pays for it).
         self._holding = accounts if accounts is not None and accounts.holds else None
-        # With `repair=`: what the model hooks check each reply's calls against (`None`
+        # With `repair=`: what the model hooks offer each reply's wrong calls to (`None`
         # otherwise, so a reply goes back untouched).
         self._repair = checked_repair
-        self._repairs: tuple[RepairCall, frozenset[str] | None] | None = (
-            None if checked_repair is None else (checked_repair, selected)
-        )
         # Where a route names `RepeatedCall`: the failed calls of the run, each looked up
         # before a call to a tool such a route selects runs (`None` otherwise).
         self._repeats = Repeats.of(checked_name, routes)
@@ -842,10 +837,10 @@ class ToolErrorMiddleware(
         messages = _sent(request.messages, provider, self._error_prefix)
         response = handler(request if messages is None else request.override(messages=messages))
         note_replies(response, provider)  # so a failure of its calls is checked against it
-        repairs = self._repairs
-        if repairs is None:
+        repair = self._repair
+        if repair is None:
             return response
-        repaired = self._repaired(repairs, response, request)
+        repaired = self._repaired(repair, response, request)
         if repaired is None:
             return response
         result, records = repaired
@@ -904,10 +899,10 @@ class ToolErrorMiddleware(
             request if messages is None else request.override(messages=messages)
         )
         note_replies(response, provider)
-        repairs = self._repairs
-        if repairs is None:
+        repair = self._repair
+        if repair is None:
             return response
-        repaired = self._repaired(repairs, response, request)
+        repaired = self._repaired(repair, response, request)
         if repaired is None:
             return response
         result, records = repaired
@@ -1061,7 +1056,7 @@ class ToolErrorMiddleware(
 
     def _repaired(
         self,
-        repairs: tuple[RepairCall, frozenset[str] | None],
+        repair: RepairCall,
         response: ModelResponse[Any],
         request: ModelRequest[Any],
     ) -> tuple[ModelResponse[Any] | ExtendedModelResponse[Any], list[ToolFailure]] | None:
@@ -1072,7 +1067,6 @@ class ToolErrorMiddleware(
         `"repaired"` with the kind of failure it was. A repair is not a failure the model
         reads: no budget counts it.
         """
-        repair, selected = repairs
         messages = response.result
         replies = [(at, m) for at, m in enumerate(messages) if isinstance(m, AIMessage)]
         if not replies:
@@ -1081,7 +1075,8 @@ class ToolErrorMiddleware(
         corrected: dict[str, ToolCall] = {}
         records: list[ToolFailure] = []
         recorder = self._recorder
-        for failure, call_id in found_in(reply, request, selected):
+        # Only the calls of the tools `tools=` selects (all with `from_routes`).
+        for failure, call_id in found_in(reply, request, self._tool_names):
             returned = repair(failure)
             if returned is None:
                 continue

@@ -23,7 +23,7 @@ from langchain_core.tools import BaseTool
 from typing_extensions import TypeIs
 
 from _langchain_tool_errors.checks import describe, is_async_callable
-from _langchain_tool_errors.classifying import MALFORMED_TEXT, field_errors
+from _langchain_tool_errors.classifying import field_errors, malformed
 from _langchain_tool_errors.failures import InvalidArguments, MalformedToolCall, UnknownTool
 
 RepairableFailure: TypeAlias = InvalidArguments | UnknownTool | MalformedToolCall
@@ -197,14 +197,7 @@ def found_in(
         name, call_id = invalid.get("name") or "", invalid.get("id")
         if not call_id or (selected is not None and name not in selected):
             continue
-        failure = MalformedToolCall(
-            tool=name,
-            args={},
-            text=MALFORMED_TEXT.format(tool=name or "(no name)"),
-            raw_arguments=invalid.get("args"),
-            error=invalid.get("error"),
-        )
-        found.append((failure, call_id))
+        found.append((malformed(invalid), call_id))
     return found
 
 

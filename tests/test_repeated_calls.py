@@ -87,6 +87,27 @@ def agent_of(
     return built
 
 
+def charge_and_echo_agent(
+    middleware: ToolErrorMiddleware[Any, Any, Any], runs: list[dict[str, object]], echoed: list[str]
+) -> Agent:
+    """`charge` and an `echo` that always fails, each called twice with the same arguments."""
+
+    def echo(query: str) -> str:
+        """Echo, failing."""
+        echoed.append(query)
+        raise ValueError("echo is down")
+
+    script = replies(
+        [bad("a"), call("echo", "b", query="x")], [bad("c"), call("echo", "d", query="x")]
+    )
+    built: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[charge_tool(runs), StructuredTool.from_function(echo)],
+        middleware=[middleware],
+    )
+    return built
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_a_call_that_failed_is_answered_without_running_again(path: Path) -> None:
     runs: list[dict[str, object]] = []
@@ -188,28 +209,15 @@ def test_a_handler_that_declines_lets_the_call_run_again(path: Path) -> None:
 @pytest.mark.parametrize("path", PATHS)
 def test_a_route_for_some_tools_looks_for_their_repeats_only(path: Path) -> None:
     runs: list[dict[str, object]] = []
-    failing_echo: list[str] = []
-
-    def echo(query: str) -> str:
-        """Echo, failing once."""
-        failing_echo.append(query)
-        raise ValueError("echo is down")
-
+    echoed: list[str] = []
     middleware = ToolErrorMiddleware.from_routes(
         [Route(RepeatedCall, not_again, tools=["charge"]), Route(Exception, report_type_only)]
     )
-    script = replies(
-        [bad("a"), call("echo", "b", query="x")], [bad("c"), call("echo", "d", query="x")]
-    )
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=script),
-        tools=[charge_tool(runs), StructuredTool.from_function(echo)],
-        middleware=[middleware],
-    )
-    result = run(agent, path)
+
+    result = run(charge_and_echo_agent(middleware, runs, echoed), path)
 
     assert len(runs) == 1
-    assert failing_echo == ["x", "x"]
+    assert echoed == ["x", "x"]
     assert "was not run again" in tool_messages(result)["c"].text
 
 
@@ -354,12 +362,6 @@ def test_a_wider_route_after_a_route_for_some_tools_repeats_leaves_the_others_al
 ) -> None:
     runs: list[dict[str, object]] = []
     echoed: list[str] = []
-
-    def echo(query: str) -> str:
-        """Echo, failing."""
-        echoed.append(query)
-        raise ValueError("echo is down")
-
     middleware = ToolErrorMiddleware.from_routes(
         [
             Route(RepeatedCall, not_again, tools=["charge"]),
@@ -368,15 +370,8 @@ def test_a_wider_route_after_a_route_for_some_tools_repeats_leaves_the_others_al
             Route(Exception, report_type_only),
         ]
     )
-    script = replies(
-        [bad("a"), call("echo", "b", query="x")], [bad("c"), call("echo", "d", query="x")]
-    )
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=script),
-        tools=[charge_tool(runs), StructuredTool.from_function(echo)],
-        middleware=[middleware],
-    )
-    result = run(agent, path)
+
+    result = run(charge_and_echo_agent(middleware, runs, echoed), path)
 
     assert echoed == ["x", "x"]  # no route for repeats selects `echo`: it runs again
     assert len(runs) == 1

@@ -14,12 +14,14 @@ import pytest
 
 # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain.agents.middleware import ToolCallLimitMiddleware
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from pydantic import ValidationError
 
 from langchain_tool_errors import (
     BudgetDecision,
@@ -32,7 +34,16 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
-from tests._agents import PATHS, Agent, Path, run, tool_messages
+from tests._agents import (
+    PATHS,
+    Agent,
+    Path,
+    call,
+    echo_tool,
+    failing_tool,
+    run,
+    tool_messages,
+)
 from tests._postgres import Postgres
 from tests._processes import run_python
 
@@ -325,3 +336,228 @@ def test_a_route_s_own_interrupt_budget_holds_the_tool(path: Path) -> None:
     pause = paused_with(paused)
     assert (pause["call_id"], pause["route"], pause["count"]) == ("c-3", 0, 2)
     assert len(runs) == 2
+
+
+def blocked_agent(order: str, calls: int = 12) -> Agent:
+    """A model that keeps calling a tool a limit blocks after its first run: each block is a
+    failure ("inner_middleware") the interrupt budget counts, and the tool never runs again."""
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_tool=2, when_spent="interrupt"),
+        record_failures=True,
+    )
+    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
+    echo = AIMessage("", tool_calls=[call("echo", "e", query="hi")])
+    built: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(echo, times=calls), AIMessage("done")]),
+        tools=[echo_tool()],
+        middleware=middleware,
+        checkpointer=InMemorySaver(),
+    )
+    return built
+
+
+ORDERS = ("limit first", "ours first")
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_held_tool_a_limit_keeps_blocking_pauses_at_its_next_block(
+    path: Path, order: str
+) -> None:
+    agent = blocked_agent(order)
+
+    paused = run(agent, path, config=CONFIG)
+
+    # e-1 ran; the blocks of e-2 and e-3 counted, e-4's spent the budget and held the tool,
+    # and e-5, which the limit blocked too, is where the run waits (not a loop to the end).
+    pause = paused_with(paused)
+    assert (pause["call_id"], pause["kind"], pause["count"]) == ("e-5", "inner_middleware", 3)
+    records = [(f["call_id"], f["outcome"]) for f in paused["tool_failures"]]
+    assert records == [("e-2", "answered"), ("e-3", "answered"), ("e-4", "held")]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_person_s_answer_takes_the_place_of_the_block_and_the_tool_stays_held(
+    path: Path, order: str
+) -> None:
+    agent = blocked_agent(order)
+    run(agent, path, config=CONFIG)
+
+    result = resume(agent, path, {"type": "answer", "text": "hi from a person"})
+
+    answer = tool_messages(result)["e-5"]
+    assert (answer.text, answer.status) == ("hi from a person", "success")
+    assert [m.tool_call_id for m in result["messages"] if isinstance(m, ToolMessage)].count(
+        "e-5"
+    ) == 1  # the block's answer was replaced, not answered twice
+    assert paused_with(result)["call_id"] == "e-6"
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_go_on_at_a_block_counts_the_tool_s_failures_from_zero(path: Path, order: str) -> None:
+    agent = blocked_agent(order)
+    run(agent, path, config=CONFIG)
+
+    result = resume(agent, path, {"type": "go_on"})
+
+    # e-5's block is the first failure counted again. The limit counts each invocation's
+    # calls, so e-6 ran (the tool was released: it did not pause); e-8's block is the third.
+    messages = tool_messages(result)
+    assert "limit" in messages["e-5"].text  # the block stays its answer
+    assert messages["e-6"].text == "echo: hi"
+    outcomes = [(f["call_id"], f["outcome"]) for f in result["tool_failures"]][3:]
+    assert outcomes == [("e-5", "answered"), ("e-7", "answered"), ("e-8", "held")]
+    pause = paused_with(result)
+    assert (pause["call_id"], pause["count"]) == ("e-9", 3)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_stop_at_a_block_ends_the_run_with_the_budget_s_error(path: Path, order: str) -> None:
+    agent = blocked_agent(order)
+    run(agent, path, config=CONFIG)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        resume(agent, path, {"type": "stop"})
+
+    assert (spent.value.tool, spent.value.count, spent.value.kind) == (
+        "echo",
+        3,
+        "inner_middleware",
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_held_tool_the_model_keeps_cutting_short_pauses_at_its_next_cut_call(
+    path: Path,
+) -> None:
+    cut = AIMessage(
+        "", invalid_tool_calls=[invalid_tool_call(name="weather", args='{"city": "Os', id="m")]
+    )
+    malformed: tuple[FailureKind, ...] = ("malformed_call",)
+    middleware = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_tool=1, when_spent="interrupt", kinds=malformed),
+    )
+    runs: list[str] = []
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(cut, times=6), AIMessage("done")]),
+        tools=[weather_tool(runs)],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+
+    paused = run(agent, path, config=CONFIG)
+    assert (paused_with(paused)["call_id"], paused_with(paused)["count"]) == ("m-3", 2)
+
+    answered = resume(agent, path, {"type": "answer", "text": "Write the city in full."})
+
+    assert tool_messages(answered)["m-3"].text == "Write the city in full."
+    assert paused_with(answered)["call_id"] == "m-4"
+
+
+def two_tools_agent(script: list[AIMessage], runs: list[str]) -> Agent:
+    middleware = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_tool=1, when_spent="interrupt"),
+        record_failures=True,
+    )
+    built: Agent = create_agent(
+        ScriptedChatModel(script=[*script, AIMessage("done")]),
+        tools=[weather_tool(runs), failing_tool("traffic", TimeoutError("no traffic data"))],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    return built
+
+
+def one_call(name: str, call_id: str) -> AIMessage:
+    args = {"city": "Oslo"} if name == "weather" else {}
+    return AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_each_held_tool_pauses_with_its_own_failures_and_a_release_keeps_the_other(
+    path: Path,
+) -> None:
+    runs: list[str] = []
+    order = [("weather", "w1"), ("traffic", "t1"), ("weather", "w2"), ("traffic", "t2")]
+    after = [("weather", "w3"), ("traffic", "t3")]
+    agent = two_tools_agent([one_call(n, i) for n, i in order + after], runs)
+
+    paused = run(agent, path, config=CONFIG)
+
+    pause = paused_with(paused)
+    assert (pause["tool"], pause["call_id"]) == ("weather", "w3")
+    assert [f["call_id"] for f in pause["failures"]] == ["w1", "w2"]  # its own, not traffic's
+    # "go on" releases the weather tool only: traffic is still held, so t3 waits.
+    resumed = resume(agent, path, {"type": "go_on"})
+    assert len(runs) == 3
+    pause = paused_with(resumed)
+    assert (pause["tool"], pause["call_id"]) == ("traffic", "t3")
+    assert [f["call_id"] for f in pause["failures"]] == ["t1", "t2"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_go_on_for_parallel_calls_of_one_held_tool_runs_each_once(path: Path) -> None:
+    runs: list[str] = []
+    two = AIMessage(
+        "",
+        tool_calls=[
+            {"name": "weather", "args": {"city": "Oslo"}, "id": "a"},
+            {"name": "weather", "args": {"city": "Bergen"}, "id": "b"},
+        ],
+    )
+    agent = two_tools_agent([one_call("weather", "w1"), one_call("weather", "w2"), two], runs)
+    paused = run(agent, path, config=CONFIG)
+    ids = [p.id for p in paused["__interrupt__"]]
+
+    result = resume(agent, path, {key: {"type": "go_on"} for key in ids})
+
+    assert runs == ["Oslo", "Oslo", "Oslo", "Bergen"]  # both released calls ran, once each
+    answers = tool_messages(result)
+    assert (answers["a"].text, answers["b"].text) == (FAILED, FAILED)
+    assert result["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_answer_without_its_text_is_refused_before_it_is_kept(path: Path) -> None:
+    runs: list[str] = []
+    agent = agent_of(runs)
+    run(agent, path, config=CONFIG)
+
+    # langgraph validates the value against the schema before keeping it, so the pause stays.
+    with pytest.raises(ValidationError, match="text"):
+        resume(agent, path, {"type": "answer"})
+
+    result = resume(agent, path, {"type": "answer", "text": "Sunny."})
+    assert tool_messages(result)["c-4"].text == "Sunny."
+    assert len(runs) == 3
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_blank_answer_pauses_again_saying_why_and_the_next_decision_is_taken(
+    path: Path,
+) -> None:
+    runs: list[str] = []
+    agent = agent_of(runs)
+    first = run(agent, path, config=CONFIG)
+
+    again = resume(agent, path, {"type": "answer", "text": "  "})
+
+    pause = paused_with(again)
+    assert {k: v for k, v in pause.items() if k != "refused"} == paused_with(first)
+    refused = pause.get("refused", "")
+    assert "`weather`" in refused
+    assert "{'type': 'answer', 'text': '  '}" in refused  # what was given
+    for decision in ('{"type": "go_on"}', '{"type": "answer", "text": "..."}', '{"type": "stop"}'):
+        assert decision in refused
+    assert len(runs) == 3
+    result = resume(agent, path, {"type": "answer", "text": "Sunny."})
+    assert tool_messages(result)["c-4"].text == "Sunny."
+    assert paused_with(result)["call_id"] == "c-5"  # the next call, with nothing refused
+    assert "refused" not in paused_with(result)

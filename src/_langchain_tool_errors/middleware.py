@@ -1110,17 +1110,8 @@ class ToolErrorMiddleware(
         call_id = _call_id(request)
         tool = tool_name(request)
         if decision["type"] == "answer":
-            text = decision.get("text", "")
-            answer = ToolMessage(content=text, tool_call_id=call_id, name=tool)
+            answer = _person_s_answer(decision["text"], call_id, tool)
             return Command(update={"messages": [answer], SETTLED_KEY: own(call_id)})
-        stop = ToolErrorBudgetExceeded(
-            held["tool"],
-            held["count"],
-            held["limit"],
-            held["scope"],
-            route=held["route"],
-            kind=held["kind"],
-        )
         record: ToolFailure = {
             "middleware": self._name,
             "tool": held["tool"],
@@ -1130,6 +1121,7 @@ class ToolErrorMiddleware(
             "route": held["route"],
             "outcome": "stopped",
         }
+        stop = _person_s_stop(held)
         stop.failure = record
         kept = stop_of(stop, call_id)
         answer = stopped_answer(kept, call_id, tool)
@@ -1349,6 +1341,23 @@ _STATES: dict[tuple[bool, bool], type[AgentState[Any]]] = {
     (True, True): _PausingFailureState,
 }
 """The state schema of a middleware that keeps the record, holds tools, or both."""
+
+
+def _person_s_answer(text: str, call_id: str, tool: str) -> ToolMessage:
+    """The answer a person gave in place of running the held tool, as the model reads it."""
+    return ToolMessage(content=text, tool_call_id=call_id, name=tool)
+
+
+def _person_s_stop(held: HeldTool) -> ToolErrorBudgetExceeded:
+    """The budget's stop, as a person chose it for the held tool."""
+    return ToolErrorBudgetExceeded(
+        held["tool"],
+        held["count"],
+        held["limit"],
+        held["scope"],
+        route=held["route"],
+        kind=held["kind"],
+    )
 
 
 def _without(
@@ -1689,18 +1698,22 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         the next model call, unless a "tell" budget it spent answers it; an answer written
         elsewhere is replaced (keeping its id) only by a route's or a budget's. A "stop"
         budget one of them spends answers it, and every call of the reply still unanswered,
-        with the stop, and ends the run, which `after_agent` stops.
+        with the stop, and ends the run, which `after_agent` stops. A failed call of a tool an
+        "interrupt" budget holds is that tool's next call: the run pauses for the person's
+        decision before the failure is counted.
 
         Returns:
             The state update and the records for the listeners.
         """
         accounts = self._accounts
         recorder = self._recorder
+        holding = self._holding
         messages: list[ToolMessage] = []
         increments: dict[str, int] = {}
         counts: dict[str, int] = dict(state.get(COUNTS_KEY) or {})
+        started_again: set[str] = set()
         marks: dict[str, int] = {}
-        holds: dict[str, HeldTool] = {}
+        holds: dict[str, HeldTool | None] = {}
         records: list[ToolFailure] = []
         update: dict[str, Any] = {}
         for index, (failure, request, reply, route, replaces) in enumerate(found):
@@ -1708,7 +1721,24 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             outcome: FailureOutcome = "answered"
             if accounts is not None:
                 try:
-                    spent = accounts.spend(failure, request, counts, route)
+                    # A call of a held tool that never runs (a limit blocked it, or it was
+                    # cut short) is the tool's next call: the run pauses here.
+                    held = None if holding is None else holding.held(request)
+                    decision = None if held is None else ask(self._pause(held[1], request))
+                    if held is None or decision is None:
+                        spent = accounts.spend(failure, request, counts, route)
+                    elif decision["type"] == "answer":  # in place of the answer it had
+                        text = decision["text"]
+                        answer = _person_s_answer(text, _call_id(request), tool_name(request))
+                        spent = None
+                    elif decision["type"] == "stop":
+                        raise _person_s_stop(held[1])
+                    else:  # go on: the tool's counts start again, and count this failure
+                        released = Accounts.released(*held)
+                        holds[held[0]] = None
+                        started_again.update(released)
+                        counts.update(dict.fromkeys(released, 0))
+                        spent = accounts.spend(failure, request, counts, route)
                 except ToolErrorBudgetExceeded as stop:
                     stop.failure = failure_record(self._name, failure, request, route, "stopped")
                     if recorder is not None:
@@ -1738,6 +1768,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
                 messages.append(answer if replaces is None else _keeping(answer, replaces))
         if messages:
             update["messages"] = messages
+        for key in started_again:  # the count a person's "go on" reset, and what came after
+            increments[key] = set_to(counts.get(key, 0))
         if increments:
             update[COUNTS_KEY] = increments
         if marks:

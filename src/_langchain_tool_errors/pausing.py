@@ -15,9 +15,8 @@ and `interrupt()` returns the person's decision there. The decision is one of th
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired, TypeAlias
 
 from langchain.agents.middleware.types import PrivateStateAttr
 from langgraph.types import interrupt
@@ -95,6 +94,8 @@ class BudgetPause(TypedDict):
             middleware's own.
         failures: This tool's failures in the run, as the record keeps them (empty unless
             `record_failures=True`).
+        refused: Only when the pause is asked again because the last resume value was
+            refused (an answer with a blank text): why, naming the decisions there are.
 
     Example:
         ```python
@@ -115,39 +116,99 @@ class BudgetPause(TypedDict):
     scope: Literal["tool", "run", "consecutive"]
     route: int | None
     failures: list[ToolFailure]
+    refused: NotRequired[str]
 
 
-class BudgetDecision(TypedDict):
-    """A person's decision on a paused run, given as `Command(resume=...)`.
+class GoOnDecision(TypedDict):
+    """A person's "go on": the tool's counts start again, and the waiting call runs.
 
-    `{"type": "go_on"}` starts the tool's counts again and runs the call;
-    `{"type": "answer", "text": "..."}` answers the call with the text in place of running
-    the tool (the tool stays held, so its next call pauses again);
-    `{"type": "stop"}` stops the run with `ToolErrorBudgetExceeded`.
+    The run's count starts again too when the budget's `per_run` limit was the one spent.
 
     Attributes:
-        type: `"go_on"`, `"answer"` or `"stop"`.
-        text: For `"answer"`, what the model reads.
+        type: `"go_on"`.
 
     Example:
         ```python
-        from typing import Any
+        from langchain_tool_errors import GoOnDecision
 
-        from langgraph.types import Command
-
-        from langchain_tool_errors import BudgetDecision
-
-        decision: BudgetDecision = {"type": "answer", "text": "The service is down today."}
-        resume: Command[Any] = Command(resume=decision)
+        decision: GoOnDecision = {"type": "go_on"}
         ```
     """
 
-    type: Literal["go_on", "answer", "stop"]
-    text: NotRequired[str]
+    type: Literal["go_on"]
 
 
-_SCHEMA_TAKEN = "response_schema" in inspect.signature(interrupt).parameters
-"""Whether this langgraph's `interrupt()` takes a schema for the resume value (1.2.15+)."""
+class AnswerDecision(TypedDict):
+    """A person's answer: the model reads `text` in place of the tool's result.
+
+    The tool does not run for the waiting call and stays held, so its next call pauses
+    again. The answer is a success, not an error. An empty (or blank) text is refused.
+
+    Attributes:
+        type: `"answer"`.
+        text: What the model reads.
+
+    Example:
+        ```python
+        from langchain_tool_errors import AnswerDecision
+
+        decision: AnswerDecision = {"type": "answer", "text": "The service is down today."}
+        ```
+    """
+
+    type: Literal["answer"]
+    text: str
+
+
+class StopDecision(TypedDict):
+    """A person's stop: the run stops with `ToolErrorBudgetExceeded`.
+
+    The waiting call is answered with the stop, kept in the thread as a "stop" budget's
+    stop is, so the thread goes on at its next input.
+
+    Attributes:
+        type: `"stop"`.
+
+    Example:
+        ```python
+        from langchain_tool_errors import StopDecision
+
+        decision: StopDecision = {"type": "stop"}
+        ```
+    """
+
+    type: Literal["stop"]
+
+
+BudgetDecision: TypeAlias = GoOnDecision | AnswerDecision | StopDecision
+"""A person's decision on a paused run, given as `Command(resume=...)`.
+
+One of `{"type": "go_on"}` (`GoOnDecision`), `{"type": "answer", "text": "..."}`
+(`AnswerDecision`) and `{"type": "stop"}` (`StopDecision`). It is also the pause's
+`response_schema`, so langgraph refuses any other value before anything runs.
+
+Example:
+    ```python
+    from typing import Any
+
+    from langgraph.types import Command
+
+    from langchain_tool_errors import BudgetDecision, BudgetPause
+
+    def decide(pause: BudgetPause) -> BudgetDecision:
+        if pause["count"] > 5:
+            return {"type": "stop"}
+        return {"type": "answer", "text": f"`{pause['tool']}` is down; answer without it."}
+
+    resume: Command[Any] = Command(resume={"type": "go_on"})
+    ```
+"""
+
+_DECISION_SCHEMA: Any = BudgetDecision
+"""The schema langgraph validates a resume value against (pydantic takes the union).
+
+Typed `Any`: `interrupt()`'s overloads take a class, and the decision is a union of three.
+"""
 
 DECISIONS = ('{"type": "go_on"}', '{"type": "answer", "text": "..."}', '{"type": "stop"}')
 
@@ -161,10 +222,20 @@ def require_decision(value: object, tool: str) -> BudgetDecision:
     if _is_mapping(value):
         kind = value.get("type")
         text = value.get("text")
-        if kind in ("go_on", "stop"):
-            return {"type": "go_on"} if kind == "go_on" else {"type": "stop"}
-        if kind == "answer" and isinstance(text, str) and text:
+        if kind == "go_on":
+            return {"type": "go_on"}
+        if kind == "stop":
+            return {"type": "stop"}
+        if kind == "answer" and isinstance(text, str) and text.strip():
             return {"type": "answer", "text": text}
+        if kind == "answer":
+            msg = (
+                f"The run was paused before `{tool}` ran again, and resumed with an answer "
+                f"with no text ({value!r}). The text is what the model reads in place of "
+                f"`{tool}`'s result: resume with {DECISIONS[1]}, or with {DECISIONS[0]} or "
+                f"{DECISIONS[2]}."
+            )
+            raise ValueError(msg)
     msg = (
         f"The run was paused before `{tool}` ran again, and resumed with {value!r}, which is "
         f"not a decision. Resume with Command(resume=...) and one of {', '.join(DECISIONS)}."
@@ -175,14 +246,20 @@ def require_decision(value: object, tool: str) -> BudgetDecision:
 def ask(pause: BudgetPause) -> BudgetDecision:
     """Pause the run with `pause` for a person; on resume, their decision.
 
-    Where langgraph validates resume values (`response_schema`), a value that does not fit
-    `BudgetDecision` is refused there, and the interrupt stays pending.
+    langgraph refuses a value that is not a `BudgetDecision` before saving it (the
+    `response_schema`), and the pause stays. A value it lets through and this refuses (an
+    answer whose text is blank) is already saved as this pause's answer, so raising would
+    answer every later resume with it too: the run pauses again instead, with the same
+    payload and, under `refused`, why.
     """
-    if _SCHEMA_TAKEN:
-        value: object = interrupt(pause, response_schema=BudgetDecision)
-    else:  # pragma: no cover - an older langgraph: the value is checked below only
-        value = interrupt(pause)
-    return require_decision(value, pause["tool"])
+    asked = pause
+    while True:
+        value: object = interrupt(asked, response_schema=_DECISION_SCHEMA)
+        try:
+            return require_decision(value, pause["tool"])
+        except ValueError as refused:
+            asked = pause.copy()
+            asked["refused"] = str(refused)
 
 
 def pause_of(

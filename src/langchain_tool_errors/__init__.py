@@ -32,7 +32,13 @@ from _langchain_tool_errors.handler_types import (
     ToolSelection,
 )
 from _langchain_tool_errors.middleware import ToolErrorMiddleware
-from _langchain_tool_errors.pausing import BudgetDecision, BudgetPause
+from _langchain_tool_errors.pausing import (
+    AnswerDecision,
+    BudgetDecision,
+    BudgetPause,
+    GoOnDecision,
+    StopDecision,
+)
 from _langchain_tool_errors.record_types import (
     AFailureListener,
     FailureListener,
@@ -45,6 +51,7 @@ from _langchain_tool_errors.routes import Route
 __all__ = [
     "AFailureListener",
     "AOnError",
+    "AnswerDecision",
     "AsyncOnly",
     "BudgetDecision",
     "BudgetPause",
@@ -53,6 +60,7 @@ __all__ = [
     "FailureListener",
     "FailureOutcome",
     "FieldError",
+    "GoOnDecision",
     "HandlerMode",
     "InnerMiddlewareError",
     "InvalidArguments",
@@ -64,6 +72,7 @@ __all__ = [
     "RepeatedCall",
     "ReportedFailure",
     "Route",
+    "StopDecision",
     "SyncCapable",
     "ToolErrorBudgetExceeded",
     "ToolErrorContent",

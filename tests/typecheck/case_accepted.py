@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 from _langchain_tool_errors.scripted_model import ScriptedChatModel
 from langchain_tool_errors import (
     AFailureListener,
+    AnswerDecision,
     AOnError,
     AsyncOnly,
     BudgetDecision,
@@ -28,6 +29,7 @@ from langchain_tool_errors import (
     FailureListener,
     FailureOutcome,
     FieldError,
+    GoOnDecision,
     InnerMiddlewareError,
     InvalidArguments,
     MalformedToolCall,
@@ -37,6 +39,7 @@ from langchain_tool_errors import (
     RepeatedCall,
     ReportedFailure,
     Route,
+    StopDecision,
     SyncCapable,
     ToolErrorBudgetExceeded,
     ToolErrorContent,
@@ -527,3 +530,16 @@ def decide(pause: BudgetPause) -> BudgetDecision:
     if pause["kind"] == "exception":
         return {"type": "answer", "text": f"`{pause['tool']}` is down; answer without it."}
     return {"type": "go_on"}
+
+
+def text_of(decision: BudgetDecision) -> str | None:
+    if decision["type"] == "answer":
+        assert_type(decision, AnswerDecision)
+        return decision["text"]
+    return None
+
+
+going_on: GoOnDecision = {"type": "go_on"}
+answering: AnswerDecision = {"type": "answer", "text": "Sunny."}
+stopping_now: StopDecision = {"type": "stop"}
+each_decision: list[BudgetDecision] = [going_on, answering, stopping_now]

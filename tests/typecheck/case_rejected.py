@@ -185,5 +185,8 @@ ToolErrorMiddleware.from_routes([Route(Exception, on_error)], repair="fix")  # t
 
 
 # A person's decision is one of three, with a type.
-retry: BudgetDecision = {"type": "retry"}  # type: ignore[typeddict-item]  # pyright: ignore[reportAssignmentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-assignment]
-untyped: BudgetDecision = {"text": "Sunny."}  # type: ignore[typeddict-item]  # pyright: ignore[reportAssignmentType]  # ty: ignore[missing-typed-dict-key]  # pyrefly: ignore[bad-typed-dict-key]
+retry: BudgetDecision = {"type": "retry"}  # type: ignore[misc, assignment]  # pyright: ignore[reportAssignmentType]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[bad-assignment]
+untyped: BudgetDecision = {"text": "Sunny."}  # type: ignore[assignment]  # pyright: ignore[reportAssignmentType]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[bad-assignment]
+# An answer carries the text the model reads; the other two carry nothing else.
+silent: BudgetDecision = {"type": "answer"}  # type: ignore[misc, assignment]  # pyright: ignore[reportAssignmentType]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[bad-assignment]
+chatty: BudgetDecision = {"type": "go_on", "text": "Sunny."}  # type: ignore[typeddict-item]  # pyright: ignore[reportAssignmentType]  # ty: ignore[invalid-assignment]  # pyrefly: ignore[bad-assignment]

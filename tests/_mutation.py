@@ -13,7 +13,7 @@ Prints mutmut's survivors and one summary line: killed / total, and what survive
 is left in a temporary directory, named at the end, for `mutmut show` and `mutmut browse`.
 
     python -m tests._mutation            # the whole run (5 to 15 minutes on 2 cores)
-    python -m tests._mutation -k NAME    # only mutants whose name contains NAME
+    python -m tests._mutation -k NAME    # only mutants whose name contains NAME (repeatable)
 """
 
 from __future__ import annotations
@@ -77,13 +77,20 @@ def summary(workdir: Path) -> dict[str, int]:
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests._mutation", description=__doc__)
-    parser.add_argument("-k", dest="pattern", help="only mutants whose name contains this")
+    parser.add_argument(
+        "-k",
+        dest="patterns",
+        action="append",
+        default=[],
+        help="only mutants whose name contains this (repeat it for several)",
+    )
     options = parser.parse_args(argv)
 
     workdir = Path(tempfile.mkdtemp(prefix="tool-errors-mutation-"))
     removed = prepare(workdir)
     print(f"copied to {workdir}; removed {removed} @override lines")
-    selection = [f"*{options.pattern}*"] if options.pattern else []
+    patterns: list[str] = options.patterns
+    selection = [f"*{pattern}*" for pattern in patterns]
     run = mutmut(workdir, "run", "--max-children", "2", *selection, capture=False)
     if run.returncode != 0:
         return run.returncode

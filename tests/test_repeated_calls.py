@@ -143,6 +143,18 @@ def test_arguments_are_compared_as_json_whatever_their_order(path: Path) -> None
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_a_number_and_its_text_are_different_arguments(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    agent = agent_of(guarded(), replies([bad("a", amount=1)], [bad("b", amount="1")]), runs)
+
+    result = run(agent, path)
+
+    # The tool's schema reads both as 1, but the model sent different JSON: it ran again.
+    assert runs == [{"order": "bad", "amount": 1}] * 2
+    assert tool_messages(result)["b"].text == TYPE_ONLY
+
+
+@pytest.mark.parametrize("path", PATHS)
 def test_other_arguments_or_another_tool_run_as_usual(path: Path) -> None:
     runs: list[dict[str, object]] = []
     script = replies([bad("a")], [bad("b", amount=2)], [call("echo", "c", query="bad")])

@@ -185,7 +185,8 @@ BudgetDecision: TypeAlias = GoOnDecision | AnswerDecision | StopDecision
 
 One of `{"type": "go_on"}` (`GoOnDecision`), `{"type": "answer", "text": "..."}`
 (`AnswerDecision`) and `{"type": "stop"}` (`StopDecision`). It is also the pause's
-`response_schema`, so langgraph refuses any other value before anything runs.
+`response_schema`, so langgraph refuses any other value before it is kept; an answer whose
+text is blank pauses the run again (see `BudgetPause`'s `refused`).
 
 Example:
     ```python
@@ -231,7 +232,7 @@ def require_decision(value: object, tool: str) -> BudgetDecision:
         if kind == "answer":
             msg = (
                 f"The run was paused before `{tool}` ran again, and resumed with an answer "
-                f"with no text ({value!r}). The text is what the model reads in place of "
+                f"whose text is blank ({value!r}). The text is what the model reads in place of "
                 f"`{tool}`'s result: resume with {DECISIONS[1]}, or with {DECISIONS[0]} or "
                 f"{DECISIONS[2]}."
             )

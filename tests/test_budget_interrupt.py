@@ -31,6 +31,7 @@ from langchain_tool_errors import (
     Route,
     ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
+    ToolFailure,
 )
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
@@ -141,7 +142,11 @@ def test_an_answer_replaces_the_call_and_the_tool_stays_held(path: Path) -> None
 
     assert len(runs) == 3  # the tool did not run for c-4
     answer = tool_messages(result)["c-4"]
-    assert (answer.text, answer.status) == ("It is sunny in Oslo.", "success")
+    assert (answer.text, answer.status, answer.name) == (
+        "It is sunny in Oslo.",
+        "success",
+        "weather",
+    )
     assert paused_with(result)["call_id"] == "c-5"  # the next call waits again
 
 
@@ -162,12 +167,23 @@ def test_stop_ends_the_run_with_the_budget_s_error_and_answers_the_call(path: Pa
         "tool",
         "exception",
     )
+    assert stop.failure == {
+        "middleware": "ToolErrorMiddleware",
+        "tool": "weather",
+        "call_id": "c-4",
+        "kind": "exception",
+        "error_type": "ConnectionError",
+        "route": None,
+        "outcome": "stopped",
+    }
     assert len(runs) == 3
     assert "chained below" not in str(stop)  # nothing is: a person stopped the run
     assert "a person stopped the run at a pause" in str(stop)
     # The thread goes on at its next input, with the waiting call answered by the stop.
     after = run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
-    assert "stopped the run" in tool_messages(after)["c-4"].text
+    stopped = tool_messages(after)["c-4"]
+    assert "stopped the run" in stopped.text
+    assert (stopped.name, stopped.status) == ("weather", "error")
     assert after["messages"][-1].text == "done"
 
 
@@ -336,6 +352,9 @@ def test_a_route_s_own_interrupt_budget_holds_the_tool(path: Path) -> None:
     pause = paused_with(paused)
     assert (pause["call_id"], pause["route"], pause["count"]) == ("c-3", 0, 2)
     assert len(runs) == 2
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        resume(agent, path, {"type": "stop"})
+    assert (spent.value.route, spent.value.count) == (0, 2)  # the route's budget, stopped
 
 
 def blocked_agent(order: str, calls: int = 12) -> Agent:
@@ -518,7 +537,7 @@ def test_go_on_for_parallel_calls_of_one_held_tool_runs_each_once(path: Path) ->
 
     result = resume(agent, path, {key: {"type": "go_on"} for key in ids})
 
-    assert runs == ["Oslo", "Oslo", "Oslo", "Bergen"]  # both released calls ran, once each
+    assert sorted(runs) == ["Bergen", "Oslo", "Oslo", "Oslo"]  # each released call ran once
     answers = tool_messages(result)
     assert (answers["a"].text, answers["b"].text) == (FAILED, FAILED)
     assert result["messages"][-1].text == "done"
@@ -561,3 +580,122 @@ def test_a_blank_answer_pauses_again_saying_why_and_the_next_decision_is_taken(
     assert tool_messages(result)["c-4"].text == "Sunny."
     assert paused_with(result)["call_id"] == "c-5"  # the next call, with nothing refused
     assert "refused" not in paused_with(result)
+
+
+def scripted_agent(script: list[AIMessage], tools: list[BaseTool], budget: ErrorBudget) -> Agent:
+    middleware = ToolErrorMiddleware(report_type_only, budget=budget)
+    built: Agent = create_agent(
+        ScriptedChatModel(script=[*script, AIMessage("done")]),
+        tools=tools,
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    return built
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_go_on_counts_the_released_call_s_failure_as_the_first(path: Path) -> None:
+    runs: list[str] = []
+    budget = ErrorBudget(per_tool=1, when_spent="interrupt")
+    agent = scripted_agent([Repeat(CALL, times=6)], [weather_tool(runs)], budget)
+    assert paused_with(run(agent, path, config=CONFIG))["call_id"] == "c-3"
+
+    result = resume(agent, path, {"type": "go_on"})
+
+    # c-3 ran and failed: the first failure of a fresh count, within the limit of 1.
+    assert len(runs) == 4
+    assert (paused_with(result)["call_id"], paused_with(result)["count"]) == ("c-5", 2)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_go_on_keeps_the_run_s_count_when_the_tool_s_limit_was_spent(path: Path) -> None:
+    runs: list[str] = []
+    budget = ErrorBudget(per_tool=2, per_run=3, when_spent="interrupt")
+    agent = scripted_agent([Repeat(CALL, times=6)], [weather_tool(runs)], budget)
+    first = paused_with(run(agent, path, config=CONFIG))
+    assert (first["call_id"], first["scope"]) == ("c-4", "tool")
+
+    result = resume(agent, path, {"type": "go_on"})
+
+    # The tool's count started again, the run's did not: c-4's failure is the run's fourth.
+    pause = paused_with(result)
+    assert (pause["call_id"], pause["scope"], pause["count"]) == ("c-5", "run", 4)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_released_call_that_succeeds_answers_and_the_tool_is_no_longer_held(
+    path: Path,
+) -> None:
+    runs: list[str] = []
+
+    @tool
+    def weather(city: str) -> str:
+        """The weather in a city: down for its first three calls."""
+        runs.append(city)
+        if len(runs) <= 3:
+            raise ConnectionError("the weather service is down")
+        return f"Sunny in {city}."
+
+    budget = ErrorBudget(per_tool=2, when_spent="interrupt")
+    agent = scripted_agent([Repeat(CALL, times=5)], [weather], budget)
+    run(agent, path, config=CONFIG)
+
+    result = resume(agent, path, {"type": "go_on"})
+
+    answers = tool_messages(result)
+    assert answers["c-4"].text == "Sunny in Oslo."
+    assert answers["c-5"].text == "Sunny in Oslo."  # it ran: the tool was released
+    assert "__interrupt__" not in result
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_go_on_then_a_failure_the_budget_does_not_count_still_starts_the_count_again(
+    path: Path,
+) -> None:
+    runs: list[str] = []
+    invalid = AIMessage("", tool_calls=[{"name": "weather", "args": {}, "id": "bad"}])
+    exceptions: tuple[FailureKind, ...] = ("exception",)
+    budget = ErrorBudget(per_tool=1, when_spent="interrupt", kinds=exceptions)
+    script = [Repeat(CALL, times=2), invalid, Repeat(CALL, times=3)]
+    agent = scripted_agent(script, [weather_tool(runs)], budget)
+    assert paused_with(run(agent, path, config=CONFIG))["call_id"] == "bad"
+
+    result = resume(agent, path, {"type": "go_on"})
+
+    # "bad" failed on its arguments, which this budget does not count; the counts still
+    # started again, so the next exception is the first: held only at the second.
+    assert len(runs) == 4
+    assert "city" in tool_messages(result)["bad"].text
+    # The second Repeat numbers its calls from c-1 again: c-1 counted 1, c-2 held it.
+    assert (paused_with(result)["call_id"], paused_with(result)["count"]) == ("c-3", 2)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_middleware_around_the_pausing_one_never_counts_the_person_s_decisions(
+    path: Path,
+) -> None:
+    runs: list[str] = []
+    told: list[ToolFailure] = []
+    outer = ToolErrorMiddleware(report_type_only, listeners=[told.append], name="outer")
+    pausing = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=2, when_spent="interrupt")
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(CALL, times=6), AIMessage("done")]),
+        tools=[weather_tool(runs)],
+        middleware=[outer, pausing],
+        checkpointer=InMemorySaver(),
+    )
+    run(agent, path, config=CONFIG)
+    resume(agent, path, {"type": "answer", "text": "Sunny."})
+
+    with pytest.raises(ToolErrorBudgetExceeded):
+        resume(agent, path, {"type": "stop"})
+
+    # The outer middleware meets the inner one's answers to the tool's failures, as any
+    # middleware's error answers; the person's answer and stop are the package's own.
+    assert [(f["call_id"], f["kind"]) for f in told] == [
+        ("c-1", "inner_middleware"),
+        ("c-2", "inner_middleware"),
+        ("c-3", "inner_middleware"),
+    ]

@@ -1102,6 +1102,30 @@ def test_a_middleware_given_tools_records_no_exception_or_malformed_call_of_othe
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_a_route_that_fails_on_a_reported_failure_is_told_as_propagated(path: Path) -> None:
+    def archive(record_id: int) -> str:
+        """Archive a record."""
+        raise ToolException(f"record {record_id} is locked")
+
+    def broken(failure: ReportedFailure, request: ToolCallRequest) -> str:
+        raise RuntimeError("handler bug")
+
+    seen: list[ToolFailure] = []
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(KeyError, report_type_only), Route(ReportedFailure, broken)],
+        listeners=[seen.append],
+    )
+    reporting = StructuredTool.from_function(archive, handle_tool_error=True)
+    agent = build_agent([reporting], [middleware], [call("archive", "r", record_id=7)])
+
+    with pytest.raises(RuntimeError, match="handler bug"):
+        run(agent, path)
+
+    told = [(f["call_id"], f["tool"], f["kind"], f["route"], f["outcome"]) for f in seen]
+    assert told == [("r", "archive", "tool_reported", 1, "propagated")]
+
+
+@pytest.mark.parametrize("path", PATHS)
 def test_a_handler_that_fails_is_told_as_propagated(path: Path) -> None:
     def broken_handler(exc: Exception, request: ToolCallRequest) -> str:
         raise RuntimeError("handler bug")

@@ -325,9 +325,9 @@ def test_a_handler_that_fails_on_a_repeat_propagates(path: Path) -> None:
         run(agent, path)
 
     assert len(runs) == 1
-    assert [(f["kind"], f["outcome"]) for f in told] == [
-        ("exception", "answered"),
-        ("repeated_call", "propagated"),
+    assert [(f["call_id"], f["kind"], f["route"], f["outcome"]) for f in told] == [
+        ("a", "exception", 1, "answered"),
+        ("b", "repeated_call", 0, "propagated"),
     ]
 
 

@@ -1377,7 +1377,8 @@ def _with_release(
     """The call's result, with the release of its tool and the counts started again.
 
     The counts the call's own failure adds, if it failed, come after the reset (a
-    negative value sets a count, see `add_counts`). A `Command` that does more than
+    negative value sets a count, see `add_counts`), and so does a hold that failure makes
+    (a budget it spends at once, its `per_run` say). A `Command` that does more than
     update this graph's state goes back as it is, and the tool stays held.
     """
     release: dict[str, HeldTool | None] = {key: None}
@@ -1391,10 +1392,14 @@ def _with_release(
     inner: object = update.get(COUNTS_KEY)
     if inner is not None and not is_state_update(inner):
         return result
+    holds: object = update.get(PAUSES_KEY)
+    if holds is not None and not is_state_update(holds):
+        return result
     counts: dict[str, int] = dict(inner or {})
     for name in released:
         added = counts.get(name, 0)
         counts[name] = added if added < 0 else set_to(added)
+    release.update(holds or {})
     return Command(update={**update, COUNTS_KEY: counts, PAUSES_KEY: release})
 
 

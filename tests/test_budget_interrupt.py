@@ -582,7 +582,9 @@ def test_a_blank_answer_pauses_again_saying_why_and_the_next_decision_is_taken(
     assert "refused" not in paused_with(result)
 
 
-def scripted_agent(script: list[AIMessage], tools: list[BaseTool], budget: ErrorBudget) -> Agent:
+def scripted_agent(
+    script: list[AIMessage | Repeat], tools: list[BaseTool], budget: ErrorBudget
+) -> Agent:
     middleware = ToolErrorMiddleware(report_type_only, budget=budget)
     built: Agent = create_agent(
         ScriptedChatModel(script=[*script, AIMessage("done")]),
@@ -656,7 +658,7 @@ def test_go_on_then_a_failure_the_budget_does_not_count_still_starts_the_count_a
     invalid = AIMessage("", tool_calls=[{"name": "weather", "args": {}, "id": "bad"}])
     exceptions: tuple[FailureKind, ...] = ("exception",)
     budget = ErrorBudget(per_tool=1, when_spent="interrupt", kinds=exceptions)
-    script = [Repeat(CALL, times=2), invalid, Repeat(CALL, times=3)]
+    script: list[AIMessage | Repeat] = [Repeat(CALL, times=2), invalid, Repeat(CALL, times=3)]
     agent = scripted_agent(script, [weather_tool(runs)], budget)
     assert paused_with(run(agent, path, config=CONFIG))["call_id"] == "bad"
 

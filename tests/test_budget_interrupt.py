@@ -20,6 +20,7 @@ from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from pydantic import ValidationError
 
@@ -28,6 +29,7 @@ from langchain_tool_errors import (
     BudgetPause,
     ErrorBudget,
     FailureKind,
+    MalformedToolCall,
     Route,
     ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
@@ -408,7 +410,7 @@ def test_a_person_s_answer_takes_the_place_of_the_block_and_the_tool_stays_held(
     result = resume(agent, path, {"type": "answer", "text": "hi from a person"})
 
     answer = tool_messages(result)["e-5"]
-    assert (answer.text, answer.status) == ("hi from a person", "success")
+    assert (answer.text, answer.status, answer.name) == ("hi from a person", "success", "echo")
     assert [m.tool_call_id for m in result["messages"] if isinstance(m, ToolMessage)].count(
         "e-5"
     ) == 1  # the block's answer was replaced, not answered twice
@@ -447,6 +449,11 @@ def test_stop_at_a_block_ends_the_run_with_the_budget_s_error(path: Path, order:
         "echo",
         3,
         "inner_middleware",
+    )
+    assert spent.value.failure is not None
+    assert (spent.value.failure["middleware"], spent.value.failure["call_id"]) == (
+        "ToolErrorMiddleware",
+        "e-5",
     )
 
 
@@ -701,3 +708,67 @@ def test_a_middleware_around_the_pausing_one_never_counts_the_person_s_decisions
         ("c-2", "inner_middleware"),
         ("c-3", "inner_middleware"),
     ]
+
+
+def cut_short(*ids: str) -> AIMessage:
+    """A reply of calls to `weather` whose arguments were cut short (not JSON)."""
+    return AIMessage(
+        "",
+        invalid_tool_calls=[
+            invalid_tool_call(name="weather", args='{"city": "Os', id=call_id) for call_id in ids
+        ],
+    )
+
+
+def rewritten(failure: MalformedToolCall, request: ToolCallRequest) -> str:
+    return f"Resend `{failure.tool}` with its arguments whole."
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_route_s_own_budget_stops_cut_short_calls_and_keeps_the_answers_before(
+    path: Path,
+) -> None:
+    malformed: tuple[FailureKind, ...] = ("malformed_call",)
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(MalformedToolCall, rewritten, budget=ErrorBudget(per_run=1, kinds=malformed))],
+        record_failures=True,
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[cut_short("m1", "m2"), AIMessage("done")]),
+        tools=[weather_tool([])],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, config=CONFIG)
+
+    assert (spent.value.route, spent.value.count, spent.value.kind) == (0, 2, "malformed_call")
+    assert spent.value.failure is not None
+    assert spent.value.failure["middleware"] == "ToolErrorMiddleware"
+    answers = tool_messages(agent.get_state(CONFIG).values)
+    assert answers["m1"].text == "Resend `weather` with its arguments whole."  # kept
+    assert "stopped the run" in answers["m2"].text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tell_budget_spent_by_cut_short_calls_records_them_as_told(path: Path) -> None:
+    malformed: tuple[FailureKind, ...] = ("malformed_call",)
+    middleware = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_tool=1, when_spent="tell", kinds=malformed),
+        record_failures=True,
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[cut_short("m1"), cut_short("m2"), AIMessage("done")]),
+        tools=[weather_tool([])],
+        middleware=[middleware],
+    )
+
+    result = run(agent, path)
+
+    assert [(f["call_id"], f["outcome"]) for f in result["tool_failures"]] == [
+        ("m1", "answered"),
+        ("m2", "told"),
+    ]
+    assert tool_messages(result)["m2"].text.startswith("The tool `weather` failed 2 times")

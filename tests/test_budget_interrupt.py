@@ -746,7 +746,8 @@ def test_a_route_s_own_budget_stops_cut_short_calls_and_keeps_the_answers_before
     assert (spent.value.route, spent.value.count, spent.value.kind) == (0, 2, "malformed_call")
     assert spent.value.failure is not None
     assert spent.value.failure["middleware"] == "ToolErrorMiddleware"
-    answers = tool_messages(agent.get_state(CONFIG).values)
+    # The stopping step is saved: the thread's next input reads both answers.
+    answers = tool_messages(run(agent, path, {"messages": [HumanMessage("again")]}, CONFIG))
     assert answers["m1"].text == "Resend `weather` with its arguments whole."  # kept
     assert "stopped the run" in answers["m2"].text
 

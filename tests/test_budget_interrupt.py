@@ -81,6 +81,30 @@ def agent_of(runs: list[str], calls: int = 8, inputs: int = 1, **options: Any) -
     return built
 
 
+def scripted_agent(
+    script: list[AIMessage | Repeat], tools: list[BaseTool], budget: ErrorBudget
+) -> Agent:
+    """An agent of one middleware (`report_type_only`, `budget`) whose model says "done" last."""
+    middleware = ToolErrorMiddleware(report_type_only, budget=budget)
+    built: Agent = create_agent(
+        ScriptedChatModel(script=[*script, AIMessage("done")]),
+        tools=tools,
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    return built
+
+
+def cut_short(*ids: str) -> AIMessage:
+    """A reply of calls to `weather` whose arguments were cut short (not JSON)."""
+    return AIMessage(
+        "",
+        invalid_tool_calls=[
+            invalid_tool_call(name="weather", args='{"city": "Os', id=call_id) for call_id in ids
+        ],
+    )
+
+
 def paused_with(result: dict[str, Any]) -> BudgetPause:
     [pause] = result["__interrupt__"]
     value: BudgetPause = pause.value
@@ -251,15 +275,8 @@ def decided_elsewhere(database: str, runs: str, decision: str) -> None:
 @pytest.mark.parametrize("path", PATHS)
 def test_go_on_after_a_per_run_budget_starts_the_run_s_count_again(path: Path) -> None:
     runs: list[str] = []
-    middleware = ToolErrorMiddleware(
-        report_type_only, budget=ErrorBudget(per_run=2, when_spent="interrupt")
-    )
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=[Repeat(CALL, times=8), AIMessage("done")]),
-        tools=[weather_tool(runs)],
-        middleware=[middleware],
-        checkpointer=InMemorySaver(),
-    )
+    budget = ErrorBudget(per_run=2, when_spent="interrupt")
+    agent = scripted_agent([Repeat(CALL, times=8)], [weather_tool(runs)], budget)
     first = run(agent, path, config=CONFIG)
     assert (paused_with(first)["scope"], paused_with(first)["count"]) == ("run", 3)
 
@@ -279,15 +296,8 @@ def test_parallel_calls_to_a_held_tool_each_wait_for_their_own_decision(path: Pa
             {"name": "weather", "args": {"city": "Bergen"}, "id": "b"},
         ],
     )
-    middleware = ToolErrorMiddleware(
-        report_type_only, budget=ErrorBudget(per_tool=1, when_spent="interrupt")
-    )
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=[Repeat(CALL, times=2), two, AIMessage("done")]),
-        tools=[weather_tool(runs)],
-        middleware=[middleware],
-        checkpointer=InMemorySaver(),
-    )
+    budget = ErrorBudget(per_tool=1, when_spent="interrupt")
+    agent = scripted_agent([Repeat(CALL, times=2), two], [weather_tool(runs)], budget)
 
     paused = run(agent, path, config=CONFIG)
 
@@ -308,20 +318,10 @@ def test_parallel_calls_to_a_held_tool_each_wait_for_their_own_decision(path: Pa
 @pytest.mark.parametrize("path", PATHS)
 def test_a_tool_held_by_malformed_calls_pauses_at_its_next_call(path: Path) -> None:
     runs: list[str] = []
-    cut = AIMessage(
-        "", invalid_tool_calls=[invalid_tool_call(name="weather", args='{"city": "Os', id="m")]
-    )
     malformed: tuple[FailureKind, ...] = ("malformed_call",)
-    middleware = ToolErrorMiddleware(
-        report_type_only,
-        budget=ErrorBudget(per_tool=1, when_spent="interrupt", kinds=malformed),
-    )
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=[Repeat(cut, times=2), CALL, AIMessage("done")]),
-        tools=[weather_tool(runs)],
-        middleware=[middleware],
-        checkpointer=InMemorySaver(),
-    )
+    budget = ErrorBudget(per_tool=1, when_spent="interrupt", kinds=malformed)
+    script: list[AIMessage | Repeat] = [Repeat(cut_short("m"), times=2), CALL]
+    agent = scripted_agent(script, [weather_tool(runs)], budget)
 
     paused = run(agent, path, config=CONFIG)
 
@@ -461,21 +461,9 @@ def test_stop_at_a_block_ends_the_run_with_the_budget_s_error(path: Path, order:
 def test_a_held_tool_the_model_keeps_cutting_short_pauses_at_its_next_cut_call(
     path: Path,
 ) -> None:
-    cut = AIMessage(
-        "", invalid_tool_calls=[invalid_tool_call(name="weather", args='{"city": "Os', id="m")]
-    )
     malformed: tuple[FailureKind, ...] = ("malformed_call",)
-    middleware = ToolErrorMiddleware(
-        report_type_only,
-        budget=ErrorBudget(per_tool=1, when_spent="interrupt", kinds=malformed),
-    )
-    runs: list[str] = []
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=[Repeat(cut, times=6), AIMessage("done")]),
-        tools=[weather_tool(runs)],
-        middleware=[middleware],
-        checkpointer=InMemorySaver(),
-    )
+    budget = ErrorBudget(per_tool=1, when_spent="interrupt", kinds=malformed)
+    agent = scripted_agent([Repeat(cut_short("m"), times=6)], [weather_tool([])], budget)
 
     paused = run(agent, path, config=CONFIG)
     assert (paused_with(paused)["call_id"], paused_with(paused)["count"]) == ("m-3", 2)
@@ -589,19 +577,6 @@ def test_a_blank_answer_pauses_again_saying_why_and_the_next_decision_is_taken(
     assert "refused" not in paused_with(result)
 
 
-def scripted_agent(
-    script: list[AIMessage | Repeat], tools: list[BaseTool], budget: ErrorBudget
-) -> Agent:
-    middleware = ToolErrorMiddleware(report_type_only, budget=budget)
-    built: Agent = create_agent(
-        ScriptedChatModel(script=[*script, AIMessage("done")]),
-        tools=tools,
-        middleware=[middleware],
-        checkpointer=InMemorySaver(),
-    )
-    return built
-
-
 @pytest.mark.parametrize("path", PATHS)
 def test_go_on_counts_the_released_call_s_failure_as_the_first(path: Path) -> None:
     runs: list[str] = []
@@ -708,16 +683,6 @@ def test_a_middleware_around_the_pausing_one_never_counts_the_person_s_decisions
         ("c-2", "inner_middleware"),
         ("c-3", "inner_middleware"),
     ]
-
-
-def cut_short(*ids: str) -> AIMessage:
-    """A reply of calls to `weather` whose arguments were cut short (not JSON)."""
-    return AIMessage(
-        "",
-        invalid_tool_calls=[
-            invalid_tool_call(name="weather", args='{"city": "Os', id=call_id) for call_id in ids
-        ],
-    )
 
 
 def rewritten(failure: MalformedToolCall, request: ToolCallRequest) -> str:

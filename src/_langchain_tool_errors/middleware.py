@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, Never, TypeAlias, cast, overload
+from typing import Any, Generic, Literal, Never, TypeAlias, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, hook_config
@@ -137,6 +137,10 @@ _FROM_ROUTES = (
     "; or, to send each kind of failure to a handler of its own, build it with "
     "ToolErrorMiddleware.from_routes([Route(KeyError, on_error), ...])"
 )
+
+_Look: TypeAlias = Literal["before", "reset"] | None
+"""What a watching middleware looks at besides failures: each call before it runs, and
+each success too (a reset of its tool's failures in a row); `None`: neither."""
 
 _ASYNC_ONLY = (
     "{name} has only an async handler (`aon_error`), and the agent is running on the sync "
@@ -488,6 +492,8 @@ class ToolErrorMiddleware(
         checked_repair = require_repair(repair)
         budgets = [checked_budget, *(route.budget for route in routes)]
         records = keeps or bool(checked_listeners)
+        accounts = Accounts(checked_name, checked_budget, routes) if any(budgets) else None
+        repeats = Repeats.of(checked_name, routes)
         chosen: type[ToolErrorMiddleware[Any, Any, Any]] = ToolErrorMiddleware
         if any(budgets) or selects_reported(routes) or records:
             # Why a subclass, chosen here: langchain adds a graph node for `before_agent`
@@ -509,7 +515,17 @@ class ToolErrorMiddleware(
                     for taken in route.exceptions
                 )
             )
-            chosen = _ReplyingToolErrorMiddleware if replies else _WatchingToolErrorMiddleware
+            # A look at each call before it runs, and at each success, only where something
+            # needs one: a tool may be closed or held, repeats are answered, or a success
+            # ends a run of failures.
+            look: _Look = None
+            if accounts is not None and accounts.counts_rows:
+                look = "reset"
+            elif repeats is not None or (
+                accounts is not None and (accounts.closes or accounts.holds)
+            ):
+                look = "before"
+            chosen = _WATCHING[replies, look]
         sync_capable = all(route.on_error is not None for route in routes)
         if not sync_capable:
             # The sync hook of an `AsyncOnly` middleware only refuses; a class of its own
@@ -527,13 +543,12 @@ class ToolErrorMiddleware(
         # the budgets' accounts (`None` without a budget, so nothing is counted).
         self._caught = except_clause(widest(routes))
         self._table = RouteTable(routes)
-        self._accounts = Accounts(self._name, checked_budget, routes) if any(budgets) else None
+        self._accounts = accounts
         # The accounts again when a "tell" budget may close a tool: each call is checked
         # before it runs (`None` otherwise, so no other middleware pays for the check).
         # With a "tell" budget, the count that shows a tool was closed in the run, and the
         # accounts that answer the closed tool's calls: until that count is in the state,
         # no call needs a look (`None` without a "tell" budget).
-        accounts = self._accounts
         self._closing: tuple[str, Accounts] | None = (
             (accounts.closing_key, accounts) if accounts is not None and accounts.closes else None
         )
@@ -548,7 +563,7 @@ class ToolErrorMiddleware(
         self._repair = checked_repair
         # Where a route names `RepeatedCall`: the failed calls of the run, each looked up
         # before a call to a tool such a route selects runs (`None` otherwise).
-        self._repeats = Repeats.of(checked_name, routes)
+        self._repeats = repeats
         # What the recording stage needs (`None` when nothing records or listens).
         self._recorder = Recorder(self._name, keeps, checked_listeners) if records else None
         if keeps or self._holding is not None:
@@ -1197,6 +1212,179 @@ class ToolErrorMiddleware(
                 update[FAILURES_KEY] = [record]
         return Command(update=update), record
 
+    def _before_running(
+        self: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any] | None:
+        """The answer to a call that must not run as it is, or `None` to run it.
+
+        A call to a tool a "tell" budget closed is answered as closed; one to a tool an
+        "interrupt" budget holds pauses the run for a person, whose "go on" runs it; a
+        repeat of a call that failed is answered by its route without running the tool.
+        """
+        closing = self._closing
+        if closing is not None and closing[0] in (request.state.get(COUNTS_KEY) or ()):
+            closed = closing[1].answer_closed(request)  # a closed tool's call never runs
+            if closed is not None:
+                return _settled_closed(closed)
+        holding = self._holding
+        held = None if holding is None else holding.held(request)
+        if held is not None:
+            decision = ask(self._pause(held[1], request))
+            if decision["type"] != "go_on":
+                return self._decided(decision, held[1], request)
+            released = Accounts.released(*held)
+            result = self.wrap_tool_call(_without(held, released, request), handler)
+            return _with_release(result, held[0], released)
+        repeats = self._repeats
+        repeated = None if repeats is None else repeats.repeated(request)
+        if repeated is None or self._ignores(request):
+            return None
+        route = self._table.route(repeated, request)
+        try:
+            answer = None if route is None else reply_to(route, repeated, request)
+        except GraphBubbleUp:
+            raise
+        except Exception:
+            self._propagated(repeated, request, route)
+            raise
+        if route is None or answer is None:  # no route answers it: the tool runs again
+            return None
+        return self._finish(answer, repeated, request, route[2])
+
+    async def _abefore_running(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any] | None:
+        """`_before_running` on the async path."""
+        closing = self._closing
+        if closing is not None and closing[0] in (request.state.get(COUNTS_KEY) or ()):
+            closed = closing[1].answer_closed(request)
+            if closed is not None:
+                return _settled_closed(closed)
+        holding = self._holding
+        held = None if holding is None else holding.held(request)
+        if held is not None:
+            decision = ask(self._pause(held[1], request))
+            if decision["type"] != "go_on":
+                return self._decided(decision, held[1], request)
+            released = Accounts.released(*held)
+            result = await self.awrap_tool_call(_without(held, released, request), handler)
+            return _with_release(result, held[0], released)
+        repeats = self._repeats
+        repeated = None if repeats is None else repeats.repeated(request)
+        if repeated is None or self._ignores(request):
+            return None
+        route = self._table.route(repeated, request)
+        try:
+            answer = None if route is None else await areply_to(route, repeated, request)
+        except GraphBubbleUp:
+            raise
+        except Exception:
+            await self._apropagated(repeated, request, route)
+            raise
+        if route is None or answer is None:
+            return None
+        return await self._afinish(answer, repeated, request, route[2])
+
+    def _answered(
+        self, exc: Exception, request: ToolCallRequest
+    ) -> ToolMessage | Command[Any] | None:
+        """A tool's exception through the stages: its answer, or `None` to let it go on up.
+
+        Called while the exception is handled, so whatever a handler raises is chained to it.
+        """
+        route = self._table.route(exc, request)  # an exception is its own kind
+        try:
+            message = None if route is None else handle(route, exc, request)
+        except GraphBubbleUp:
+            raise
+        except Exception:  # the handler failed, or what it gave was refused
+            self._propagated(exc, request, route)
+            raise
+        if route is None or message is None:  # no route took it, or it declined
+            self._propagated(exc, request, route)
+            return None
+        return self._finish(message, exc, request, route[2])
+
+    async def _aanswered(
+        self, exc: Exception, request: ToolCallRequest
+    ) -> ToolMessage | Command[Any] | None:
+        """`_answered` on the async path."""
+        route = self._table.route(exc, request)
+        try:
+            message = None if route is None else await ahandle(route, exc, request)
+        except GraphBubbleUp:
+            raise
+        except Exception:
+            await self._apropagated(exc, request, route)
+            raise
+        if route is None or message is None:
+            await self._apropagated(exc, request, route)
+            return None
+        return await self._afinish(message, exc, request, route[2])
+
+    def _after_result(
+        self, result: ToolMessage | Command[Any], request: ToolCallRequest
+    ) -> ToolMessage | Command[Any]:
+        """A result that is not a plain success, through the stages.
+
+        An error message is classified, routed and counted, and so is one an inner
+        middleware's `Command` answers with; any other result is a success.
+        """
+        if not isinstance(result, ToolMessage):
+            inner = answered_inside(result, request)
+            if inner is None:
+                return self._succeeded(result, request)
+            error, rest = inner
+        elif result.status != "error":
+            return self._succeeded(result, request)
+        else:
+            error, rest = result, None
+        if self._ignores(request):
+            return result
+        failure = classify(error, request)
+        route = self._table.route(failure, request)
+        if route is not None:
+            try:
+                error = replace(route, failure, error, request)
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                self._propagated(failure, request, route)
+                raise
+        return self._finish(error, failure, request, None if route is None else route[2], rest)
+
+    async def _aafter_result(
+        self, result: ToolMessage | Command[Any], request: ToolCallRequest
+    ) -> ToolMessage | Command[Any]:
+        """`_after_result` on the async path."""
+        if not isinstance(result, ToolMessage):
+            inner = answered_inside(result, request)
+            if inner is None:
+                return self._succeeded(result, request)
+            error, rest = inner
+        elif result.status != "error":
+            return self._succeeded(result, request)
+        else:
+            error, rest = result, None
+        if self._ignores(request):
+            return result
+        failure = classify(error, request)
+        route = self._table.route(failure, request)
+        if route is not None:
+            try:
+                error = await areplace(route, failure, error, request)
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                await self._apropagated(failure, request, route)
+                raise
+        position = None if route is None else route[2]
+        return await self._afinish(error, failure, request, position, rest)
+
     def _succeeded(
         self, result: ToolMessage | Command[Any], request: ToolCallRequest
     ) -> ToolMessage | Command[Any]:
@@ -1427,77 +1615,21 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """Run the tool call; hand an exception or an error message through the stages."""
-        closing = self._closing
-        if closing is not None and closing[0] in (request.state.get(COUNTS_KEY) or ()):
-            closed = closing[1].answer_closed(request)  # a closed tool's call never runs
-            if closed is not None:
-                return _settled_closed(closed)
-        holding = self._holding
-        held = None if holding is None else holding.held(request)
-        if held is not None:
-            decision = ask(self._pause(held[1], request))
-            if decision["type"] != "go_on":
-                return self._decided(decision, held[1], request)
-            released = Accounts.released(*held)
-            result = self.wrap_tool_call(_without(held, released, request), handler)
-            return _with_release(result, held[0], released)
-        repeats = self._repeats
-        repeated = None if repeats is None else repeats.repeated(request)
-        if repeated is not None and not self._ignores(request):
-            route = self._table.route(repeated, request)
-            try:
-                answer = None if route is None else reply_to(route, repeated, request)
-            except GraphBubbleUp:
-                raise
-            except Exception:
-                self._propagated(repeated, request, route)
-                raise
-            if route is not None and answer is not None:  # answered in place of running
-                return self._finish(answer, repeated, request, route[2])
         try:
             result = handler(request)
         except GraphBubbleUp:
             raise
         except self._caught as exc:
-            route = self._table.route(exc, request)  # an exception is its own kind
-            try:
-                message = None if route is None else handle(route, exc, request)
-            except GraphBubbleUp:
+            answer = self._answered(exc, request)
+            if answer is None:  # no route took it, or its handler declined
                 raise
-            except Exception:  # the handler failed, or what it gave was refused
-                self._propagated(exc, request, route)
-                raise
-            if route is None or message is None:  # no route took it, or it declined
-                self._propagated(exc, request, route)
-                raise
-            return self._finish(message, exc, request, route[2])
-        # Only an error message is classified. `type() is` first: `isinstance` against a
-        # pydantic model class goes through its ABC metaclass, several times slower, and
-        # this is the success path.
-        if not (type(result) is ToolMessage or isinstance(result, ToolMessage)):
-            # Not a message: an inner middleware's `Command` may still answer with one.
-            inner = answered_inside(result, request)
-            if inner is None:
-                return result if self._resetting is None else self._succeeded(result, request)
-            error, rest = inner
-        elif result.status != "error":
-            return result if self._resetting is None else self._succeeded(result, request)
-        else:
-            error, rest = result, None
-        if self._ignores(request):
+            return answer
+        # A plain success goes straight back. `type() is`: `isinstance` against a pydantic
+        # model class goes through its ABC metaclass, several times slower, and this is the
+        # success path; any other result (a subclass, a `Command`) takes the longer way.
+        if type(result) is ToolMessage and result.status != "error":
             return result
-
-        failure = classify(error, request)
-        route = self._table.route(failure, request)
-        if route is not None:
-            try:
-                error = replace(route, failure, error, request)
-            except GraphBubbleUp:
-                raise
-            except Exception:
-                self._propagated(failure, request, route)
-                raise
-        return self._finish(error, failure, request, None if route is None else route[2], rest)
+        return self._after_result(result, request)
 
     @override
     async def awrap_tool_call(
@@ -1506,78 +1638,18 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """The same stages on the async path."""
-        closing = self._closing
-        if closing is not None and closing[0] in (request.state.get(COUNTS_KEY) or ()):
-            closed = closing[1].answer_closed(request)  # a closed tool's call never runs
-            if closed is not None:
-                return _settled_closed(closed)
-        holding = self._holding
-        held = None if holding is None else holding.held(request)
-        if held is not None:
-            decision = ask(self._pause(held[1], request))
-            if decision["type"] != "go_on":
-                return self._decided(decision, held[1], request)
-            released = Accounts.released(*held)
-            result = await self.awrap_tool_call(_without(held, released, request), handler)
-            return _with_release(result, held[0], released)
-        repeats = self._repeats
-        repeated = None if repeats is None else repeats.repeated(request)
-        if repeated is not None and not self._ignores(request):
-            route = self._table.route(repeated, request)
-            try:
-                answer = None if route is None else await areply_to(route, repeated, request)
-            except GraphBubbleUp:
-                raise
-            except Exception:
-                await self._apropagated(repeated, request, route)
-                raise
-            if route is not None and answer is not None:  # answered in place of running
-                return await self._afinish(answer, repeated, request, route[2])
         try:
             result = await handler(request)
         except GraphBubbleUp:
             raise
         except self._caught as exc:
-            route = self._table.route(exc, request)
-            try:
-                message = None if route is None else await ahandle(route, exc, request)
-            except GraphBubbleUp:
+            answer = await self._aanswered(exc, request)
+            if answer is None:
                 raise
-            except Exception:
-                await self._apropagated(exc, request, route)
-                raise
-            if route is None or message is None:
-                await self._apropagated(exc, request, route)
-                raise
-            return await self._afinish(message, exc, request, route[2])
-        # Only an error message is classified. `type() is` first: `isinstance` against a
-        # pydantic model class goes through its ABC metaclass, several times slower, and
-        # this is the success path.
-        if not (type(result) is ToolMessage or isinstance(result, ToolMessage)):
-            # Not a message: an inner middleware's `Command` may still answer with one.
-            inner = answered_inside(result, request)
-            if inner is None:
-                return result if self._resetting is None else self._succeeded(result, request)
-            error, rest = inner
-        elif result.status != "error":
-            return result if self._resetting is None else self._succeeded(result, request)
-        else:
-            error, rest = result, None
-        if self._ignores(request):
+            return answer
+        if type(result) is ToolMessage and result.status != "error":
             return result
-
-        failure = classify(error, request)
-        route = self._table.route(failure, request)
-        if route is not None:
-            try:
-                error = await areplace(route, failure, error, request)
-            except GraphBubbleUp:
-                raise
-            except Exception:
-                await self._apropagated(failure, request, route)
-                raise
-        position = None if route is None else route[2]
-        return await self._afinish(error, failure, request, position, rest)
+        return await self._aafter_result(result, request)
 
     @override
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
@@ -1898,6 +1970,139 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
         return _back_to_the_model(state, settled, update)
 
 
+class _LookingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
+    """A watching middleware that looks at each call before it runs.
+
+    Chosen when a "tell" budget may close a tool, an "interrupt" budget may hold one, or a
+    route takes repeated calls. A class of its own keeps the look off the success path of
+    every other watching middleware. Its hooks are the watching ones with the look in front,
+    written out rather than calling them: a call more costs the success path about as much
+    as langchain's whole hook.
+    """
+
+    @override
+    def wrap_tool_call(
+        self: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """The watching stages, after a look at the call."""
+        # Until a failure is counted in the run, no tool is closed, held or has a failed
+        # call to repeat (a hold is written with the failure that spent its budget).
+        if request.state.get(COUNTS_KEY):
+            early = self._before_running(request, handler)
+            if early is not None:
+                return early
+        try:
+            result = handler(request)
+        except GraphBubbleUp:
+            raise
+        except self._caught as exc:
+            answer = self._answered(exc, request)
+            if answer is None:
+                raise
+            return answer
+        if type(result) is ToolMessage and result.status != "error":
+            return result
+        return self._after_result(result, request)
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """The same look and stages on the async path."""
+        if request.state.get(COUNTS_KEY):
+            early = await self._abefore_running(request, handler)
+            if early is not None:
+                return early
+        try:
+            result = await handler(request)
+        except GraphBubbleUp:
+            raise
+        except self._caught as exc:
+            answer = await self._aanswered(exc, request)
+            if answer is None:
+                raise
+            return answer
+        if type(result) is ToolMessage and result.status != "error":
+            return result
+        return await self._aafter_result(result, request)
+
+
+class _ResettingToolErrorMiddleware(_LookingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
+    """A looking middleware whose budget counts failures in a row, which a success ends.
+
+    Chosen when a budget sets `consecutive`: each success may write the reset of its tool's
+    row (`_succeeded`), so the other middleware keep a success path without it.
+    """
+
+    @override
+    def wrap_tool_call(
+        self: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """The looking stages, and the reset of a success's row."""
+        # Until a failure is counted in the run, no tool is closed, held or has a failed
+        # call to repeat (a hold is written with the failure that spent its budget).
+        if request.state.get(COUNTS_KEY):
+            early = self._before_running(request, handler)
+            if early is not None:
+                return early
+        try:
+            result = handler(request)
+        except GraphBubbleUp:
+            raise
+        except self._caught as exc:
+            answer = self._answered(exc, request)
+            if answer is None:
+                raise
+            return answer
+        if type(result) is ToolMessage and result.status != "error":
+            return self._succeeded(result, request)
+        return self._after_result(result, request)
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """The same look, stages and reset on the async path."""
+        if request.state.get(COUNTS_KEY):
+            early = await self._abefore_running(request, handler)
+            if early is not None:
+                return early
+        try:
+            result = await handler(request)
+        except GraphBubbleUp:
+            raise
+        except self._caught as exc:
+            answer = await self._aanswered(exc, request)
+            if answer is None:
+                raise
+            return answer
+        if type(result) is ToolMessage and result.status != "error":
+            return self._succeeded(result, request)
+        return await self._aafter_result(result, request)
+
+
+class _LookingReplying(
+    _LookingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
+    _ReplyingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
+):
+    """A looking middleware that also answers after each model reply."""
+
+
+class _ResettingReplying(
+    _ResettingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
+    _ReplyingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
+):
+    """A resetting middleware that also answers after each model reply."""
+
+
 def _back_to_the_model(
     state: Any, settled: list[_Settled], update: dict[str, Any] | None
 ) -> dict[str, Any] | None:
@@ -1951,11 +2156,53 @@ class _AsyncOnlyReplying(
     """A replying middleware with only an async handler: the sync hook refuses."""
 
 
+class _AsyncOnlyLooking(
+    _SyncPathRefused[_ContentT_co, _ExcT_co, _ModeT_co],
+    _LookingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
+):
+    """A looking middleware with only an async handler: the sync hook refuses."""
+
+
+class _AsyncOnlyLookingReplying(
+    _SyncPathRefused[_ContentT_co, _ExcT_co, _ModeT_co],
+    _LookingReplying[_ContentT_co, _ExcT_co, _ModeT_co],
+):
+    """A looking, replying middleware with only an async handler: the sync hook refuses."""
+
+
+class _AsyncOnlyResetting(
+    _SyncPathRefused[_ContentT_co, _ExcT_co, _ModeT_co],
+    _ResettingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
+):
+    """A resetting middleware with only an async handler: the sync hook refuses."""
+
+
+class _AsyncOnlyResettingReplying(
+    _SyncPathRefused[_ContentT_co, _ExcT_co, _ModeT_co],
+    _ResettingReplying[_ContentT_co, _ExcT_co, _ModeT_co],
+):
+    """A resetting, replying middleware with only an async handler: the sync hook refuses."""
+
+
+_WATCHING: dict[tuple[bool, _Look], type[ToolErrorMiddleware[Any, Any, Any]]] = {
+    (False, None): _WatchingToolErrorMiddleware,
+    (True, None): _ReplyingToolErrorMiddleware,
+    (False, "before"): _LookingToolErrorMiddleware,
+    (True, "before"): _LookingReplying,
+    (False, "reset"): _ResettingToolErrorMiddleware,
+    (True, "reset"): _ResettingReplying,
+}
+"""The watching class for (whether it answers after model replies, what it looks at)."""
+
 _REFUSING_SYNC_PATH: dict[
     type[ToolErrorMiddleware[Any, Any, Any]], type[ToolErrorMiddleware[Any, Any, Any]]
 ] = {
     ToolErrorMiddleware: _SyncPathRefused,
     _WatchingToolErrorMiddleware: _AsyncOnlyWatching,
     _ReplyingToolErrorMiddleware: _AsyncOnlyReplying,
+    _LookingToolErrorMiddleware: _AsyncOnlyLooking,
+    _LookingReplying: _AsyncOnlyLookingReplying,
+    _ResettingToolErrorMiddleware: _AsyncOnlyResetting,
+    _ResettingReplying: _AsyncOnlyResettingReplying,
 }
 """Each middleware class's `AsyncOnly` counterpart."""

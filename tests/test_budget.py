@@ -24,7 +24,13 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
 from _langchain_tool_errors.budget import COUNTS_KEY
-from langchain_tool_errors import ErrorBudget, Route, ToolErrorBudgetExceeded, ToolErrorMiddleware
+from langchain_tool_errors import (
+    ErrorBudget,
+    FailureKind,
+    Route,
+    ToolErrorBudgetExceeded,
+    ToolErrorMiddleware,
+)
 from langchain_tool_errors.handlers import report_type_only
 from tests._agents import (
     PATHS,
@@ -592,10 +598,25 @@ def test_a_closed_tools_call_without_an_id_runs_and_one_with_an_id_is_answered()
     assert (answer.tool_call_id, answer.content, answer.status) == ("c2", "off", "error")
 
 
-def test_a_budgeted_async_only_middleware_refuses_the_sync_path_by_name() -> None:
-    middleware: Any = ToolErrorMiddleware(
-        aon_error=_aexplain, budget=ErrorBudget(per_tool=1), name="async_errors"
-    )
+ONLY_EXCEPTIONS: tuple[FailureKind, ...] = ("exception",)
+
+
+@pytest.mark.parametrize(
+    "budget",
+    [
+        ErrorBudget(per_tool=1),
+        ErrorBudget(per_tool=1, kinds=ONLY_EXCEPTIONS),
+        ErrorBudget(per_tool=1, when_spent="tell"),
+        ErrorBudget(per_tool=1, when_spent="tell", kinds=ONLY_EXCEPTIONS),
+        ErrorBudget(per_tool=1, when_spent="interrupt"),
+        ErrorBudget(consecutive=1),
+        ErrorBudget(consecutive=1, kinds=ONLY_EXCEPTIONS),
+    ],
+)
+def test_a_budgeted_async_only_middleware_refuses_the_sync_path_by_name(
+    budget: ErrorBudget,
+) -> None:
+    middleware: Any = ToolErrorMiddleware(aon_error=_aexplain, budget=budget, name="async_errors")
 
     with pytest.raises(NotImplementedError, match="async_errors has only an async handler"):
         middleware.wrap_tool_call(direct_request(BROKEN, call("weather", "c1")), _never_run)

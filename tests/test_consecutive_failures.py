@@ -20,6 +20,7 @@ from langgraph.types import Command
 
 from langchain_tool_errors import (
     ErrorBudget,
+    FailureKind,
     Route,
     SyncCapable,
     ToolErrorBudgetExceeded,
@@ -263,3 +264,36 @@ def test_two_middleware_counting_failures_in_a_row_each_reset_on_a_success(path:
     result = run(agent, path)
 
     assert result["messages"][-1].text == "done"
+
+
+async def _atype_only(exc: Exception, request: ToolCallRequest) -> str:
+    return f"{type(exc).__name__}"
+
+
+ONLY_EXCEPTIONS: tuple[FailureKind, ...] = ("exception",)
+
+
+@pytest.mark.parametrize("kinds", [None, ONLY_EXCEPTIONS])
+def test_an_async_only_middleware_resets_and_stops_failures_in_a_row(
+    kinds: tuple[FailureKind, ...] | None,
+) -> None:
+    # An async-only middleware keeps its own class for failures in a row (with and without
+    # the hook after the model that malformed calls need): a success still ends the row.
+    budget = (
+        ErrorBudget(consecutive=2) if kinds is None else ErrorBudget(consecutive=2, kinds=kinds)
+    )
+    recovering = agent_of(
+        ToolErrorMiddleware(aon_error=_atype_only, budget=budget),
+        turns(["fail"], ["fail"], ["ok"], ["fail"], ["fail"], ["ok"]),
+    )
+    breaking = agent_of(
+        ToolErrorMiddleware(aon_error=_atype_only, budget=budget),
+        turns(["fail"], ["ok"], ["fail"], ["fail"], ["fail"]),
+    )
+
+    result = run(recovering, "async")
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(breaking, "async")
+
+    assert result["messages"][-1].text == "done"
+    assert (spent.value.count, spent.value.scope) == (3, "consecutive")

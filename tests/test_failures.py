@@ -354,8 +354,20 @@ MALFORMED_ONLY = AIMessage(content="", invalid_tool_calls=[CUT_SHORT])
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_a_reply_of_only_malformed_calls_gets_a_second_chance_in_the_same_run(path: Path) -> None:
-    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=2))
+@pytest.mark.parametrize(
+    "budget",
+    [
+        ErrorBudget(per_run=2),
+        ErrorBudget(per_run=2, when_spent="tell"),
+        ErrorBudget(per_run=2, when_spent="interrupt"),
+        ErrorBudget(consecutive=2),
+    ],
+)
+def test_a_reply_of_only_malformed_calls_gets_a_second_chance_in_the_same_run(
+    path: Path, budget: ErrorBudget
+) -> None:
+    # Every kind of budget, whatever else its middleware looks at before or after a call.
+    middleware = ToolErrorMiddleware(report_type_only, budget=budget)
     good = AIMessage("", tool_calls=[call("lookup", "good", record_id=7)])
     agent = agent_of([lookup_tool()], [middleware], [MALFORMED_ONLY, good, DONE])
 

@@ -539,6 +539,32 @@ def test_go_on_for_parallel_calls_of_one_held_tool_runs_each_once(path: Path) ->
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_two_go_ons_for_parallel_calls_each_start_the_count_again_in_call_order(
+    path: Path,
+) -> None:
+    # Each decision starts the count again where its call comes: the second call's failure
+    # is the first of a fresh count, so the next failure (w3) spends the budget again and
+    # the call after it (w4) pauses. With one release for both, w3 would pause at once.
+    runs: list[str] = []
+    two = AIMessage(
+        "",
+        tool_calls=[
+            {"name": "weather", "args": {"city": "Oslo"}, "id": "a"},
+            {"name": "weather", "args": {"city": "Bergen"}, "id": "b"},
+        ],
+    )
+    script = [one_call("weather", "w1"), one_call("weather", "w2"), two]
+    agent = two_tools_agent([*script, one_call("weather", "w3"), one_call("weather", "w4")], runs)
+    paused = run(agent, path, config=CONFIG)
+
+    result = resume(agent, path, {p.id: {"type": "go_on"} for p in paused["__interrupt__"]})
+
+    assert sorted(runs) == ["Bergen", "Oslo", "Oslo", "Oslo", "Oslo"]  # w3 ran, w4 did not
+    assert paused_with(result)["call_id"] == "w4"
+    assert paused_with(result)["count"] == 2
+
+
+@pytest.mark.parametrize("path", PATHS)
 def test_an_answer_without_its_text_is_refused_before_it_is_kept(path: Path) -> None:
     runs: list[str] = []
     agent = agent_of(runs)

@@ -260,7 +260,7 @@ class Accounts:
         """
         state = request.state
         counts: Mapping[str, int] | None = state.get(COUNTS_KEY)
-        calls = _reply_calls(state)
+        calls = reply_calls(state)
         if not counts and len(calls) < 2:
             return None  # no failure counted, and no other call in the step
         tool = tool_name(request)
@@ -311,7 +311,7 @@ class Accounts:
         return None
 
 
-def _reply_calls(state: Mapping[str, Any]) -> Sequence[ToolCall]:
+def reply_calls(state: Mapping[str, Any]) -> Sequence[ToolCall]:
     """The calls of the model's reply that this step runs (none if there is no reply)."""
     messages: Sequence[object] | None = state.get("messages")
     reply = messages[-1] if messages else None

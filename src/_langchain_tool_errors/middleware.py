@@ -50,7 +50,7 @@ from _langchain_tool_errors.classifying import (
     standing_request,
 )
 from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
-from _langchain_tool_errors.counting import Accounts
+from _langchain_tool_errors.counting import Accounts, reply_calls
 from _langchain_tool_errors.failures import InnerMiddlewareError, MalformedToolCall, ReportedFailure
 from _langchain_tool_errors.handler_types import (
     AOnError,
@@ -2047,7 +2047,8 @@ class _ResettingToolErrorMiddleware(_LookingToolErrorMiddleware[_ContentT_co, _E
         """The looking stages, and the reset of a success's row."""
         # Until a failure is counted in the run, no tool is closed, held or has a failed
         # call to repeat (a hold is written with the failure that spent its budget).
-        if request.state.get(COUNTS_KEY):
+        counts = request.state.get(COUNTS_KEY)
+        if counts:
             early = self._before_running(request, handler)
             if early is not None:
                 return early
@@ -2061,6 +2062,8 @@ class _ResettingToolErrorMiddleware(_LookingToolErrorMiddleware[_ContentT_co, _E
                 raise
             return answer
         if type(result) is ToolMessage and result.status != "error":
+            if not counts and len(reply_calls(request.state)) < 2:
+                return result  # no failure counted, and no other call in the step
             return self._succeeded(result, request)
         return self._after_result(result, request)
 
@@ -2071,7 +2074,8 @@ class _ResettingToolErrorMiddleware(_LookingToolErrorMiddleware[_ContentT_co, _E
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """The same look, stages and reset on the async path."""
-        if request.state.get(COUNTS_KEY):
+        counts = request.state.get(COUNTS_KEY)
+        if counts:
             early = await self._abefore_running(request, handler)
             if early is not None:
                 return early
@@ -2085,6 +2089,8 @@ class _ResettingToolErrorMiddleware(_LookingToolErrorMiddleware[_ContentT_co, _E
                 raise
             return answer
         if type(result) is ToolMessage and result.status != "error":
+            if not counts and len(reply_calls(request.state)) < 2:
+                return result  # no failure counted, and no other call in the step
             return self._succeeded(result, request)
         return await self._aafter_result(result, request)
 

@@ -11,14 +11,14 @@ import asyncio
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path as FilePath
-from typing import Any, Literal, cast
+from typing import Annotated, Any, Literal, cast
 from unittest.mock import ANY
 
 import pytest
 from langchain.agents.middleware import ToolCallLimitMiddleware, ToolRetryMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
@@ -36,6 +36,7 @@ from tests._agents import (
     PATHS,
     Agent,
     Path,
+    build_agent,
     call,
     direct_request,
     echo_tool,
@@ -876,3 +877,37 @@ def test_only_a_call_to_a_closed_tool_is_answered_without_running(case: str, pat
     )
 
     assert (ran, answer.content) == ([tool], "ran")
+
+
+def noting_tool() -> BaseTool:
+    """`note(text)`: succeeds with a `Command` that answers the call (a tool that updates state)."""
+
+    def note(text: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        """Keep a note."""
+        return Command(
+            update={"messages": [ToolMessage(f"noted: {text}", tool_call_id=tool_call_id)]}
+        )
+
+    return StructuredTool.from_function(note)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(
+    "budget",
+    [
+        ErrorBudget(per_tool=1),
+        ErrorBudget(per_tool=1, when_spent="tell"),
+        ErrorBudget(consecutive=1),
+    ],
+)
+def test_a_tool_that_answers_with_a_command_passes_through_a_budget(
+    path: Path, budget: ErrorBudget
+) -> None:
+    middleware = ToolErrorMiddleware(report_type_only, budget=budget)
+    agent = build_agent([noting_tool()], [middleware], [call("note", "c1", text="milk")])
+
+    result = run(agent, path)
+
+    answer = result["messages"][-2]
+    assert (answer.tool_call_id, answer.text, answer.status) == ("c1", "noted: milk", "success")
+    assert result["messages"][-1].text == "done"

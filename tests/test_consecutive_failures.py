@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
@@ -297,3 +297,58 @@ def test_an_async_only_middleware_resets_and_stops_failures_in_a_row(
 
     assert result["messages"][-1].text == "done"
     assert (spent.value.count, spent.value.scope) == (3, "consecutive")
+
+
+def reporting_tool() -> BaseTool:
+    """`flaky(outcome)` that reports its failure itself (an error message, nothing raised)."""
+
+    def flaky(outcome: str) -> str:
+        """Reach a service that is sometimes down."""
+        if outcome == "fail":
+            raise ToolException("the service is down")
+        return "ok"
+
+    return StructuredTool.from_function(flaky, handle_tool_error=True)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_failures_a_tool_reports_itself_count_in_a_row_too(path: Path) -> None:
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    def agent(script: list[AIMessage]) -> Agent:
+        built: Agent = create_agent(
+            ScriptedChatModel(script=script), tools=[reporting_tool()], middleware=[in_a_row(2)]
+        )
+        return built
+
+    recovering = run(agent(turns(*[["fail"], ["fail"], ["ok"]] * 2)), path)
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent(turns(["fail"], ["ok"], ["fail"], ["fail"], ["fail"])), path)
+
+    assert recovering["messages"][-1].text == "done"
+    stop = spent.value
+    assert (stop.kind, stop.count, stop.scope) == ("tool_reported", 3, "consecutive")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tool_held_for_failures_in_a_row_runs_again_when_a_person_says_go_on(
+    path: Path,
+) -> None:
+    runs: list[str] = []
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=turns(["fail"], ["fail"], ["ok"])),
+        tools=[flaky_tool(runs)],
+        middleware=[in_a_row(1, when_spent="interrupt")],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "held"}}
+
+    paused = run(agent, path, config=config)
+    assert runs == ["fail", "fail"]  # the third call waits for the person
+    result = run(agent, path, Command(resume={"type": "go_on"}), config)
+
+    assert runs == ["fail", "fail", "ok"]
+    assert [p.value["call_id"] for p in paused["__interrupt__"]] == ["s2-0"]
+    assert result["messages"][-1].text == "done"

@@ -1241,7 +1241,7 @@ class ToolErrorMiddleware(
             return _with_release(result, held[0], released)
         repeats = self._repeats
         repeated = None if repeats is None else repeats.repeated(request)
-        if repeated is None or self._ignores(request):
+        if repeated is None:  # repeats are only looked for among the selected tools
             return None
         route = self._table.route(repeated, request)
         try:
@@ -1277,7 +1277,7 @@ class ToolErrorMiddleware(
             return _with_release(result, held[0], released)
         repeats = self._repeats
         repeated = None if repeats is None else repeats.repeated(request)
-        if repeated is None or self._ignores(request):
+        if repeated is None:
             return None
         route = self._table.route(repeated, request)
         try:

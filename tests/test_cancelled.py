@@ -106,6 +106,29 @@ def test_calls_left_at_the_end_are_answered_and_a_call_without_id_is_left() -> N
     assert sent[3:] == [unfinished("c-fail"), unfinished("c-hang")]
 
 
+def test_calls_left_in_two_replies_are_each_answered_in_their_place() -> None:
+    # Two cancelled steps on one thread: the answers given to the first stay when the
+    # second's are added, in the middle and at the end of the conversation.
+    first = AIMessage("", tool_calls=[call("lookup", "c-1", record_id=1)])
+    second = AIMessage("", tool_calls=[call("lookup", "c-2", record_id=2)])
+    third = AIMessage("", tool_calls=[call("lookup", "c-3", record_id=3)])
+    again, once_more = HumanMessage("again"), HumanMessage("once more")
+
+    sent = with_every_call_answered([HumanMessage("go"), first, again, second, once_more, third])
+
+    assert sent is not None
+    assert sent[1:] == [
+        first,
+        unfinished("c-1"),
+        again,
+        second,
+        unfinished("c-2"),
+        once_more,
+        third,
+        unfinished("c-3"),
+    ]
+
+
 # --- a real agent, cancelled, then the next input -------------------------------------------
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import pytest
@@ -187,6 +188,13 @@ class AnswersFirst(AgentMiddleware[AgentState[Any], Any, Any]):
         return {"messages": [stray, spoken]}
 
 
+@dataclass(frozen=True)
+class Caller:
+    """The run's context: who is asking."""
+
+    user: str
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_each_middleware_meets_a_block_once_with_the_call_and_the_runs_state(path: Path) -> None:
     from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
@@ -209,10 +217,16 @@ def test_each_middleware_meets_a_block_once_with_the_call_and_the_runs_state(pat
         tools=[echo_tool(), echo_tool("other")],
         middleware=middleware,
         store=store,
+        context_schema=Caller,
     )
     question: dict[str, Any] = {"messages": [HumanMessage("go")]}
+    caller = Caller(user="ada")
 
-    result = agent.invoke(question) if path == "sync" else asyncio.run(agent.ainvoke(question))
+    result = (
+        agent.invoke(question, context=caller)
+        if path == "sync"
+        else asyncio.run(agent.ainvoke(question, context=caller))
+    )
 
     # Each middleware met the limit's block of e3 once; not the stray answer, not e2's.
     assert [(f["middleware"], f["call_id"], f["kind"]) for f in told] == [
@@ -233,6 +247,8 @@ def test_each_middleware_meets_a_block_once_with_the_call_and_the_runs_state(pat
     tool_runtime: ToolRuntime[Any, Any] = untyped.runtime
     assert tool_runtime.tool_call_id == "e3"
     assert tool_runtime.store is store
+    assert tool_runtime.context is caller  # what the run was given, for a handler to read
+    assert callable(tool_runtime.stream_writer)
     assert request.state is tool_runtime.state
     assert [m.text for m in request.state["messages"]][-1] == failure.text
     assert "configurable" in tool_runtime.config

@@ -36,7 +36,6 @@ from tests._agents import (
     PATHS,
     Agent,
     Path,
-    build_agent,
     call,
     direct_request,
     echo_tool,
@@ -880,13 +879,14 @@ def test_only_a_call_to_a_closed_tool_is_answered_without_running(case: str, pat
 
 
 def noting_tool() -> BaseTool:
-    """`note(text)`: succeeds with a `Command` that answers the call (a tool that updates state)."""
+    """`note(text)`: succeeds with a `Command` that answers the call; raises for "fail"."""
 
     def note(text: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
         """Keep a note."""
-        return Command(
-            update={"messages": [ToolMessage(f"noted: {text}", tool_call_id=tool_call_id)]}
-        )
+        if text == "fail":
+            raise OSError("the notebook is full")
+        answer = ToolMessage(f"noted: {text}", tool_call_id=tool_call_id)
+        return Command(update={"messages": [answer]})
 
     return StructuredTool.from_function(note)
 
@@ -895,19 +895,62 @@ def noting_tool() -> BaseTool:
 @pytest.mark.parametrize(
     "budget",
     [
-        ErrorBudget(per_tool=1),
-        ErrorBudget(per_tool=1, when_spent="tell"),
-        ErrorBudget(consecutive=1),
+        ErrorBudget(per_tool=2),
+        ErrorBudget(per_tool=2, when_spent="tell"),
+        ErrorBudget(consecutive=1),  # the success between the failures must end their row
     ],
 )
 def test_a_tool_that_answers_with_a_command_passes_through_a_budget(
     path: Path, budget: ErrorBudget
 ) -> None:
     middleware = ToolErrorMiddleware(report_type_only, budget=budget)
-    agent = build_agent([noting_tool()], [middleware], [call("note", "c1", text="milk")])
+    script = [
+        AIMessage("", tool_calls=[call("note", f"c{n}", text=text)])
+        for n, text in enumerate(["fail", "milk", "fail"])
+    ]
+    agent = agent_with([noting_tool()], [middleware], [*script, AIMessage("done")])
 
     result = run(agent, path)
 
-    answer = result["messages"][-2]
-    assert (answer.tool_call_id, answer.text, answer.status) == ("c1", "noted: milk", "success")
+    answers = {m.tool_call_id: m for m in result["messages"] if isinstance(m, ToolMessage)}
+    assert (answers["c1"].text, answers["c1"].status) == ("noted: milk", "success")
+    assert [answers[i].status for i in ("c0", "c2")] == ["error", "error"]
     assert result["messages"][-1].text == "done"
+
+
+def test_an_async_only_middleware_with_a_tell_budget_answers_the_closed_tool() -> None:
+    # The looking classes have async-only twins: the closed tool's calls are still
+    # answered before they run.
+    runs: list[str] = []
+    budget = ErrorBudget(per_tool=1, when_spent="tell", message="`{tool}` is off ({count}).")
+    middleware = ToolErrorMiddleware(aon_error=_aexplain, budget=budget)
+    agent = agent_with([counted("weather", runs)], [middleware], calling(lambda t: ["weather"], 4))
+
+    result = run(agent, "async")
+
+    assert errors(result) == [
+        "failed",
+        "`weather` is off (2).",
+        "`weather` is off (2).",
+        "`weather` is off (2).",
+    ]
+    assert len(runs) == 2
+
+
+def test_an_async_only_middleware_with_an_interrupt_budget_pauses_before_the_held_tool() -> None:
+    runs: list[str] = []
+    middleware = ToolErrorMiddleware(
+        aon_error=_aexplain, budget=ErrorBudget(per_tool=1, when_spent="interrupt")
+    )
+    agent = agent_with(
+        [counted("weather", runs)],
+        [middleware],
+        calling(lambda t: ["weather"], 4),
+        checkpointer=InMemorySaver(),
+    )
+
+    paused = run(agent, "async", config={"configurable": {"thread_id": "async-only"}})
+
+    assert len(runs) == 2  # the second failure spent the budget; the third call waits
+    [pause] = paused["__interrupt__"]
+    assert (pause.value["tool"], pause.value["count"]) == ("weather", 2)

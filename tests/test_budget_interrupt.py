@@ -764,3 +764,30 @@ def test_a_tell_budget_spent_by_cut_short_calls_records_them_as_told(path: Path)
         ("m2", "told"),
     ]
     assert tool_messages(result)["m2"].text.startswith("The tool `weather` failed 2 times")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_two_stacked_middleware_each_keep_their_hold_of_one_tool(path: Path) -> None:
+    # Both count the same failures and both hold the tool at the second: the outer one's
+    # answer goes back with the inner one's update, and neither hold may be lost there.
+    runs: list[str] = []
+    budget = ErrorBudget(per_tool=1, when_spent="interrupt")
+    outer = ToolErrorMiddleware(report_type_only, budget=budget, name="outer")
+    inner = ToolErrorMiddleware(report_type_only, budget=budget, name="inner")
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(CALL, times=3), AIMessage("done")]),
+        tools=[weather_tool(runs)],
+        middleware=[outer, inner],
+        checkpointer=InMemorySaver(),
+    )
+
+    first = run(agent, path, config=CONFIG)
+    second = resume(agent, path, {"type": "go_on"})
+    done = resume(agent, path, {"type": "go_on"})
+
+    assert (paused_with(first)["middleware"], paused_with(second)["middleware"]) == (
+        "outer",
+        "inner",
+    )
+    assert len(runs) == 3  # the third call ran once, after both decisions
+    assert done["messages"][-1].text == "done"

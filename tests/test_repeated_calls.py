@@ -406,3 +406,24 @@ def test_two_middleware_each_remember_their_own_failures(path: Path) -> None:
 
     assert len(runs) == 1
     assert "already failed once in this run" in tool_messages(result)["b"].text
+
+
+async def anot_again(failure: RepeatedCall, request: ToolCallRequest) -> str:
+    return failure.text
+
+
+async def atype_only(exc: Exception, request: ToolCallRequest) -> str:
+    return report_type_only(exc, request)
+
+
+def test_an_async_only_route_for_repeats_answers_without_running_again() -> None:
+    runs: list[dict[str, object]] = []
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(RepeatedCall, aon_error=anot_again), Route(Exception, aon_error=atype_only)]
+    )
+    agent = agent_of(middleware, replies([bad("a")], [bad("b")]), runs)
+
+    result = run(agent, "async")
+
+    assert runs == [{"order": "bad", "amount": 1}]  # the tool ran once
+    assert tool_messages(result)["b"].text.startswith("`charge` was not run again")

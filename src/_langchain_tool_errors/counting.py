@@ -254,9 +254,9 @@ class Accounts:
 
         `None` (nothing to write) when no row of this tool is counted and the model's reply
         calls the tool only once: a call of the same tool beside this one may fail in this
-        step, and the reset must then come between them, in call order. On the success
-        path of every call, so the common case (no count, a reply of one call) reads two
-        state keys and the reply's calls, and builds nothing.
+        step, and the reset must then come between them, in call order. The resetting
+        hooks answer the common case (nothing counted in the run, a reply of one call)
+        themselves, with the same test, before they come here.
         """
         state = request.state
         counts: Mapping[str, int] | None = state.get(COUNTS_KEY)

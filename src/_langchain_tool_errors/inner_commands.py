@@ -17,7 +17,6 @@ from langgraph.types import Command
 from typing_extensions import TypeIs
 
 from _langchain_tool_errors.answered_elsewhere import SETTLED_KEY, own_key
-from _langchain_tool_errors.budget import COUNTS_KEY
 from _langchain_tool_errors.recording import FAILURES_KEY
 
 
@@ -61,8 +60,9 @@ def answered_inside(
 def put_back(rest: dict[str, Any], answer: ToolMessage | Command[Any]) -> Command[Any]:
     """The inner middleware's update with this middleware's answer in place of its message.
 
-    The state keys both write are joined: the budgets' counts (each middleware's keys
-    start with its own name, so none is shared) and the record (the inner one's first).
+    The state keys both write are joined: the ones that map keys to values (the budgets'
+    counts and holds, the settled marks: each middleware's keys start with its own name,
+    or name the same call) and the record (the inner one's first).
     """
     update = dict(rest)
     if isinstance(answer, ToolMessage):
@@ -72,8 +72,9 @@ def put_back(rest: dict[str, Any], answer: ToolMessage | Command[Any]) -> Comman
     if not is_state_update(ours):  # never so: this middleware's answers update a dict
         return answer
     for key, value in ours.items():
-        if key == COUNTS_KEY and key in update:
-            update[key] = {**update[key], **value}
+        theirs: object = update.get(key)
+        if is_state_update(theirs) and is_state_update(value):
+            update[key] = {**theirs, **value}
         elif key == FAILURES_KEY and key in update:
             update[key] = [*update[key], *value]
         else:

@@ -546,19 +546,18 @@ class ToolErrorMiddleware(
         self._caught = except_clause(widest(routes))
         self._table = RouteTable(routes)
         self._accounts = accounts
-        # The accounts again when a "tell" budget may close a tool: each call is checked
-        # before it runs (`None` otherwise, so no other middleware pays for the check).
         # With a "tell" budget, the count that shows a tool was closed in the run, and the
         # accounts that answer the closed tool's calls: until that count is in the state,
-        # no call needs a look (`None` without a "tell" budget).
+        # no call needs a look (`None` without a "tell" budget). Only the looking classes
+        # read it, before a call runs.
         self._closing: tuple[str, Accounts] | None = (
             (accounts.closing_key, accounts) if accounts is not None and accounts.closes else None
         )
         # The accounts again when a budget counts failures in a row, which a tool's success
-        # ends (`None` otherwise: the success path of every other middleware stays as it was).
+        # ends (`None` otherwise). Read after a success by the resetting classes only.
         self._resetting = accounts if accounts is not None and accounts.counts_rows else None
-        # The accounts again when an "interrupt" budget may hold a tool: each call is
-        # checked before it runs (`None` otherwise, so no other middleware pays for it).
+        # The accounts again when an "interrupt" budget may hold a tool (`None` otherwise).
+        # Only the looking classes read it, before a call runs.
         self._holding = accounts if accounts is not None and accounts.holds else None
         # With `repair=`: what the model hooks offer each reply's wrong calls to (`None`
         # otherwise, so a reply goes back untouched).
@@ -1241,7 +1240,7 @@ class ToolErrorMiddleware(
             return _with_release(result, held[0], released)
         repeats = self._repeats
         repeated = None if repeats is None else repeats.repeated(request)
-        if repeated is None:  # repeats are only looked for among the selected tools
+        if repeated is None:  # no call of this tool with these arguments failed in the run
             return None
         route = self._table.route(repeated, request)
         try:

@@ -29,12 +29,15 @@ from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariab
 # The exact wrapping create_agent gives each wrap_tool_call hook (private, so a benchmark
 # of "the hook as the agent calls it" follows langchain if it changes).
 from langchain.agents.factory import _wrap_trace_kwargs  # pyright: ignore[reportPrivateUsage]
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware import ToolErrorMiddleware as LangchainToolErrorMiddleware
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 # langsmith's `traceable` overloads leave some parameters unannotated, which pyright strict
@@ -653,6 +656,38 @@ class PassThroughModel(PassThrough):
         return await handler(request)
 
 
+def _after_a_step(middleware: ToolErrorMiddleware[Any, Any, Any]) -> AgentState[Any]:
+    """The agent state before the model call that follows a step of five calls of one tool.
+
+    The first, third and fourth calls fail; the state is the checkpoint's, read where a real
+    agent pauses before this middleware's hook.
+    """
+
+    def flaky(outcome: str) -> str:
+        if outcome == "fail":
+            raise ToolException("the service is down")
+        return "ok"
+
+    outcomes = ["fail", "ok", "fail", "fail", "ok"]
+    calls = [
+        ToolCall(name="flaky", args={"outcome": outcome}, id=f"c{i}", type="tool_call")
+        for i, outcome in enumerate(outcomes)
+    ]
+    model = ScriptedChatModel(script=[AIMessage("", tool_calls=calls), AIMessage("done")])
+    agent: Any = create_agent(
+        model,
+        tools=[StructuredTool.from_function(flaky, description="flaky")],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+        interrupt_before=[f"{middleware.name}.before_model"],
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "step"}}
+    agent.invoke({"messages": [HumanMessage("go")]}, config)  # pauses before the model call
+    agent.invoke(None, config)  # the step, then a pause before the hook after it
+    values: AgentState[Any] = agent.get_state(config).values
+    return values
+
+
 def model_hook_figures(number: int, rounds: int) -> dict[str, float]:
     """Microseconds per model call through the marking hook, direct and as create_agent calls it.
 
@@ -685,8 +720,17 @@ def model_hook_figures(number: int, rounds: int) -> dict[str, float]:
     def call_model_with_calls(request: ModelRequest[Any]) -> ModelResponse[Any]:
         return reply
 
+    # The hook before the model call after a step: a consecutive budget puts the step's
+    # failures in a row in call order there, which a `per_tool` budget does not.
+    in_a_row = ToolErrorMiddleware(_explain, budget=ErrorBudget(consecutive=10**9))
+    per_tool = ToolErrorMiddleware(_explain, budget=ErrorBudget(per_tool=10**9))
+    rows_state, budget_state = _after_a_step(in_a_row), _after_a_step(per_tool)
+    runtime = Runtime()
+
     variants = {
         "bare": _loop(lambda: _call_model(clean)),
+        "before model, budget": _loop(lambda: per_tool.before_model(budget_state, runtime)),
+        "before model, rows": _loop(lambda: in_a_row.before_model(rows_state, runtime)),
         "ours clean": _loop(lambda: ours.wrap_model_call(clean, _call_model)),
         "ours errors": _loop(lambda: ours.wrap_model_call(errors, _call_model)),
         "traced nothing": _loop(lambda: traced_nothing(clean, _call_model)),
@@ -886,6 +930,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{'model reply of 5 valid calls: repair= checks them':<52}"
         f"{marking['ours calls repair'] - marking['ours calls']:>8.2f}us   over our hook without it"
+    )
+    print(
+        f"{'after a step of 5 calls, 3 failing: rows in call order':<52}"
+        f"{marking['before model, rows'] - marking['before model, budget']:>8.2f}us"
+        "   over a per_tool budget's hook"
     )
     print(
         f"{'model hook as create_agent calls it (traceable)':<52}{marking['traced ours']:>8.2f}us"

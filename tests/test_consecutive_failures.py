@@ -16,8 +16,10 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from _langchain_tool_errors.budget import BudgetState
 from langchain_tool_errors import (
     ErrorBudget,
     FailureKind,
@@ -28,7 +30,16 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
-from tests._agents import PATHS, Agent, Path, call, direct_request, run, tool_messages
+from tests._agents import (
+    PATHS,
+    Agent,
+    Path,
+    call,
+    direct_request,
+    rerun,
+    run,
+    tool_messages,
+)
 
 DONE = AIMessage("done")
 
@@ -229,22 +240,105 @@ def test_a_routes_own_budget_counts_its_failures_in_a_row(path: Path) -> None:
     assert (spent.value.route, spent.value.scope, spent.value.count) == (0, "consecutive", 2)
 
 
-def test_a_success_writes_a_reset_only_after_a_failure_in_a_row() -> None:
-    # The reset costs the success path nothing until the tool has failed: the answer is
-    # the tool's own message, not a `Command` with counts.
+def test_a_success_goes_back_as_it_came_and_its_row_ends_before_the_next_model_call() -> None:
+    # The success path writes nothing, even with failures in a row counted: the hook before
+    # the next model call ends the row, from the answers the step left in the state.
     middleware = in_a_row(2)
     ok = ToolMessage("ok", tool_call_id="c", name="flaky")
-    request = direct_request(flaky_tool(), call("flaky", "c", outcome="ok"))
     row = f"{middleware.name}\x00flaky\x00row"
+    request = direct_request(flaky_tool(), call("flaky", "c", outcome="ok"))
+    counted = request.override(state={"tool_error_budget_counts": {row: 1}})
 
     def handler(request: ToolCallRequest) -> ToolMessage:
         return ok
 
-    assert middleware.wrap_tool_call(request, handler) is ok
-    failed = request.override(state={"tool_error_budget_counts": {row: 1}})
-    reset = middleware.wrap_tool_call(failed, handler)
-    assert isinstance(reset, Command)
-    assert reset.update == {"messages": [ok], "tool_error_budget_counts": {row: -1}}
+    assert middleware.wrap_tool_call(counted, handler) is ok
+    reply = AIMessage("", tool_calls=[call("flaky", "c", outcome="ok")])
+    state: BudgetState = {"messages": [reply, ok], "tool_error_budget_counts": {row: 1}}
+    update = middleware.before_model(state, Runtime())
+    assert update is not None
+    assert update["tool_error_budget_counts"].value == {row: 0}
+    # Another tool's success leaves the row as it is: nothing to write.
+    other = AIMessage("", tool_calls=[call("other", "c")])
+    elsewhere: BudgetState = {"messages": [other, ok], "tool_error_budget_counts": {row: 1}}
+    assert middleware.before_model(elsewhere, Runtime()) is None
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(
+    ("first_step", "next_count"),
+    [
+        (["fail", "fail", "ok"], None),  # the success ends both failures before it
+        (["fail", "ok", "fail", "fail"], 3),  # two after the last success, then the third
+        (["ok", "fail", "ok", "fail"], 2),
+        (["fail", "fail"], 3),  # no success: both count
+    ],
+)
+def test_a_step_of_several_calls_leaves_the_failures_after_its_last_success(
+    path: Path, first_step: list[str], next_count: int | None
+) -> None:
+    # Each call of the first step sees no failure before it, so none of them spends the
+    # budget of 1; after the step the count is the failures after the tool's last success.
+    saver = InMemorySaver()
+    agent = agent_of(in_a_row(1), turns(first_step, ["fail"]), saver)
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+
+    if next_count is None:
+        assert run(agent, path, config=config)["messages"][-1].text == "done"
+    else:
+        with pytest.raises(ToolErrorBudgetExceeded) as spent:
+            run(agent, path, config=config)
+        assert (spent.value.scope, spent.value.count) == ("consecutive", next_count)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_state_keeps_one_count_per_row_and_no_trace_of_each_failure(path: Path) -> None:
+    saver = InMemorySaver()
+    middleware = in_a_row(5)
+    agent = agent_of(middleware, turns(["fail", "ok", "fail"], ["fail", "fail"]), saver)
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+
+    run(agent, path, config=config)
+
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    counts: dict[str, int] = graph.get_state(config).values["tool_error_budget_counts"]
+    name = middleware.name
+    assert counts == {f"{name}\x00": 4, f"{name}\x00flaky": 4, f"{name}\x00flaky\x00row": 3}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_row_put_in_call_order_by_an_agent_built_again_from_the_checkpoint(path: Path) -> None:
+    # The run pauses before the hook that ends the rows, and each part of it runs on an agent
+    # built anew, as another worker would: the step's failures and successes come from the
+    # checkpoint alone.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    saver = InMemorySaver()
+    middleware = in_a_row(1)
+    script = turns(["fail", "ok"], ["ok", "fail"], ["fail"])
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    model = ScriptedChatModel(script=script)
+
+    def worker() -> Agent:
+        built: Agent = create_agent(
+            model,
+            tools=[flaky_tool()],
+            middleware=[middleware],
+            checkpointer=saver,
+            interrupt_before=[f"{middleware.name}.before_model"],
+        )
+        return built
+
+    run(worker(), path, config=config)  # pauses before the first model call
+    for _ in range(3):  # a step, then a pause before its rows are put in call order
+        rerun(worker(), path, config)
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        rerun(worker(), path, config)
+
+    assert (spent.value.scope, spent.value.count) == ("consecutive", 2)
+    graph: Any = worker()
+    answers = tool_messages(graph.get_state(config).values)
+    assert list(answers) == ["s0-0", "s0-1", "s1-0", "s1-1", "s2-0"]
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -264,6 +358,26 @@ def test_two_middleware_counting_failures_in_a_row_each_reset_on_a_success(path:
     result = run(agent, path)
 
     assert result["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_two_middleware_each_put_only_their_own_rows_in_call_order(path: Path) -> None:
+    # The outer one settles its rows first, and leaves the inner one's failures marked for it:
+    # the inner one's row after [ok, fail] is 1, and the next failure is its second in a row.
+    outer = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(consecutive=5), name="outer")
+    inner = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(consecutive=1), name="inner")
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=turns(["ok", "fail"], ["fail"])),
+        tools=[flaky_tool()],
+        middleware=[outer, inner],
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path)
+
+    assert (spent.value.count, spent.value.limit, spent.value.scope) == (2, 1, "consecutive")
 
 
 async def _atype_only(exc: Exception, request: ToolCallRequest) -> str:

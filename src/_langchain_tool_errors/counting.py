@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
-from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.budget import (
@@ -24,7 +24,6 @@ from _langchain_tool_errors.budget import (
     ToolErrorBudgetExceeded,
     times,
 )
-from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.failures import ReportedFailure, kind_of
 from _langchain_tool_errors.pausing import PAUSES_KEY, HeldTool
 from _langchain_tool_errors.recording import type_name
@@ -46,6 +45,10 @@ number whatever the counts reducer adds."""
 
 _ROW = "\x00row"
 """The end of the state key that counts a tool's failures in a row, for `consecutive`."""
+
+_MARK = f"{_ROW}\x00"
+"""Between a row's key and a call's id, in the key that marks a failure the row counted in
+the tool node's step, so the step's successes can be put in call order with it."""
 
 _UNKNOWN = "\x00unknown"
 """The end of the state key that marks a closed name as a tool the agent does not have."""
@@ -144,6 +147,8 @@ class Accounts:
         request: ToolCallRequest,
         counts: Mapping[str, int],
         route: int | None,
+        *,
+        in_step: bool = False,
     ) -> tuple[ToolMessage | None, dict[str, int], tuple[str, HeldTool] | None] | None:
         """The increments that count the failure, with what a spent budget does instead.
 
@@ -151,7 +156,9 @@ class Accounts:
         holds (its key in the state, and what spent it). `None` when no budget counts
         this failure (its route and the middleware have none, or none counts its kind).
         Raises `ToolErrorBudgetExceeded` for a spent "stop" budget, chained to the failure
-        when it is an exception.
+        when it is an exception. A failure `in_step` (met in the tool node, beside the
+        step's other calls) also marks its call in each row that counts it, for
+        `in_call_order`.
         """
         kind = kind_of(failure)
         tool = tool_name(request)
@@ -170,6 +177,9 @@ class Accounts:
                 row_key = f"{tool_key}{_ROW}"
                 row_count = counts.get(row_key, 0) + 1
                 increments[row_key] = 1
+                call_id = request.tool_call.get("id")
+                if in_step and call_id is not None:
+                    increments[f"{tool_key}{_MARK}{call_id}"] = 1
             if over is not None:
                 continue
             if budget.per_tool is not None and tool_count > budget.per_tool:
@@ -244,31 +254,53 @@ class Accounts:
             keys.append(prefix)
         return dict.fromkeys(keys, RESET)
 
-    @property
-    def counts_rows(self) -> bool:
-        """Whether a budget counts failures in a row, so a success may have to reset them."""
-        return bool(self._rows)
+    def in_call_order(self, state: Mapping[str, Any]) -> dict[str, int] | None:
+        """The run's counts with the last step's failures in a row put in call order.
 
-    def resets(self, request: ToolCallRequest) -> dict[str, int] | None:
-        """The update that ends the tool's failures in a row, once its call succeeded.
-
-        `None` (nothing to write) when no row of this tool is counted and the model's reply
-        calls the tool only once: a call of the same tool beside this one may fail in this
-        step, and the reset must then come between them, in call order. The resetting
-        hooks answer the common case (nothing counted in the run, a reply of one call)
-        themselves, with the same test, before they come here.
+        Parallel calls of one step each see the counts from before the step, so a success
+        cannot end its tool's row as it runs: a failure of the same tool before it in the
+        reply may be running beside it. Its success writes nothing; here, before the next
+        model call, each tool that succeeded in the step keeps in its row only the failures
+        marked after its last success in the reply (none, for a tool whose failures all
+        came before), and the marks go. `None` when nothing changes: no row counted and
+        no mark, or no success of a tool with a row.
         """
-        state = request.state
+        if not self._rows:
+            return None
         counts: Mapping[str, int] | None = state.get(COUNTS_KEY)
-        calls = reply_calls(state)
-        if not counts and len(calls) < 2:
-            return None  # no failure counted, and no other call in the step
-        tool = tool_name(request)
-        keys = [f"{prefix}{tool}{_ROW}" for prefix in self._rows]
-        if counts and any(counts.get(key, 0) for key in keys):
-            return dict.fromkeys(keys, RESET)
-        called_again = sum(call["name"] == tool for call in calls) > 1
-        return dict.fromkeys(keys, RESET) if called_again else None
+        if not counts or not any(value and _ROW in key for key, value in counts.items()):
+            return None  # no failure in a row counted, and no failure marked
+        succeeded: set[str] = set()
+        messages: Sequence[object] = state.get("messages") or ()
+        reply: object = None
+        for reply in reversed(messages):
+            if not isinstance(reply, ToolMessage):
+                break
+            if reply.status != "error":
+                succeeded.add(reply.tool_call_id)
+        calls = reply.tool_calls if isinstance(reply, AIMessage) else ()
+        place = {call["id"]: at for at, call in enumerate(calls) if call["id"] is not None}
+        # Each tool's last success in the reply: a later call of it replaces an earlier one.
+        last_success = {
+            call["name"]: at for at, call in enumerate(calls) if call["id"] in succeeded
+        }
+        ordered = {
+            key: value
+            for key, value in counts.items()
+            if not (_MARK in key and key.startswith(self._rows))
+        }
+        for prefix in self._rows:
+            for tool, at in last_success.items():
+                row = f"{prefix}{tool}{_ROW}"
+                if row not in counts:
+                    continue
+                marked = f"{prefix}{tool}{_MARK}"
+                ordered[row] = sum(
+                    place.get(key.removeprefix(marked), -1) > at
+                    for key in counts
+                    if key.startswith(marked)
+                )
+        return None if ordered == counts else ordered
 
     @property
     def closing_key(self) -> str:
@@ -309,13 +341,3 @@ class Accounts:
                 unknown = f"{prefix}{tool}{_UNKNOWN}" in counts
                 return _unavailable(budget, call_id, tool, count, unknown)
         return None
-
-
-def reply_calls(state: Mapping[str, Any]) -> Sequence[ToolCall]:
-    """The calls of the model's reply that this step runs (none if there is no reply)."""
-    messages: Sequence[object] | None = state.get("messages")
-    reply = messages[-1] if messages else None
-    # The reply is the last message unless another hook answered some of its calls.
-    if not (type(reply) is AIMessage or isinstance(reply, AIMessage)):
-        reply, _ = last_reply(state)
-    return () if reply is None else reply.tool_calls

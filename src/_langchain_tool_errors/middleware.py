@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, Literal, Never, TypeAlias, cast, overload
+from typing import Any, Generic, Never, TypeAlias, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, hook_config
@@ -50,7 +50,7 @@ from _langchain_tool_errors.classifying import (
     standing_request,
 )
 from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
-from _langchain_tool_errors.counting import Accounts, reply_calls
+from _langchain_tool_errors.counting import Accounts
 from _langchain_tool_errors.failures import InnerMiddlewareError, MalformedToolCall, ReportedFailure
 from _langchain_tool_errors.handler_types import (
     AOnError,
@@ -137,10 +137,6 @@ _FROM_ROUTES = (
     "; or, to send each kind of failure to a handler of its own, build it with "
     "ToolErrorMiddleware.from_routes([Route(KeyError, on_error), ...])"
 )
-
-_Look: TypeAlias = Literal["before", "reset"] | None
-"""What a watching middleware looks at besides failures: each call before it runs, and
-each success too (a reset of its tool's failures in a row); `None`: neither."""
 
 _ASYNC_ONLY = (
     "{name} has only an async handler (`aon_error`), and the agent is running on the sync "
@@ -517,17 +513,12 @@ class ToolErrorMiddleware(
                     for taken in route.exceptions
                 )
             )
-            # A look at each call before it runs, and at each success, only where something
-            # needs one: a tool may be closed or held, repeats are answered, or a success
-            # ends a run of failures.
-            look: _Look = None
-            if accounts is not None and accounts.counts_rows:
-                look = "reset"
-            elif repeats is not None or (
+            # A look at each call before it runs only where something needs one: a tool
+            # may be closed or held, or repeats are answered.
+            looks = repeats is not None or (
                 accounts is not None and (accounts.closes or accounts.holds)
-            ):
-                look = "before"
-            chosen = _WATCHING[replies, look]
+            )
+            chosen = _WATCHING[replies, looks]
         sync_capable = all(route.on_error is not None for route in routes)
         if not sync_capable:
             # The sync hook of an `AsyncOnly` middleware only refuses; a class of its own
@@ -553,9 +544,6 @@ class ToolErrorMiddleware(
         self._closing: tuple[str, Accounts] | None = (
             (accounts.closing_key, accounts) if accounts is not None and accounts.closes else None
         )
-        # The accounts again when a budget counts failures in a row, which a tool's success
-        # ends (`None` otherwise). Read after a success by the resetting classes only.
-        self._resetting = accounts if accounts is not None and accounts.counts_rows else None
         # The accounts again when an "interrupt" budget may hold a tool (`None` otherwise).
         # Only the looking classes read it, before a call runs.
         self._holding = accounts if accounts is not None and accounts.holds else None
@@ -1181,7 +1169,8 @@ class ToolErrorMiddleware(
                     update[FAILURES_KEY] = [record]
             return Command(update=update), record
         try:
-            spent = accounts.spend(failure, request, request.state.get(COUNTS_KEY) or {}, route)
+            counts: dict[str, int] = request.state.get(COUNTS_KEY) or {}
+            spent = accounts.spend(failure, request, counts, route, in_step=True)
         except ToolErrorBudgetExceeded as stop:
             call_id = _call_id(request)
             stop.failure = failure_record(self._name, failure, request, route, "stopped")
@@ -1338,10 +1327,10 @@ class ToolErrorMiddleware(
         if not isinstance(result, ToolMessage):
             inner = answered_inside(result, request)
             if inner is None:
-                return self._succeeded(result, request)
+                return result
             error, rest = inner
         elif result.status != "error":
-            return self._succeeded(result, request)
+            return result
         else:
             error, rest = result, None
         if self._ignores(request):
@@ -1365,10 +1354,10 @@ class ToolErrorMiddleware(
         if not isinstance(result, ToolMessage):
             inner = answered_inside(result, request)
             if inner is None:
-                return self._succeeded(result, request)
+                return result
             error, rest = inner
         elif result.status != "error":
-            return self._succeeded(result, request)
+            return result
         else:
             error, rest = result, None
         if self._ignores(request):
@@ -1385,33 +1374,6 @@ class ToolErrorMiddleware(
                 raise
         position = None if route is None else route[2]
         return await self._afinish(error, failure, request, position, rest)
-
-    def _succeeded(
-        self, result: ToolMessage | Command[Any], request: ToolCallRequest
-    ) -> ToolMessage | Command[Any]:
-        """A successful result, with the reset of the tool's failures in a row if it has any.
-
-        Only when a budget counts failures in a row (`consecutive`). A `Command` that does
-        not only update this graph's state (one with `goto`, `resume` or a parent graph, or
-        a non-dict update) goes back untouched: its tool leaves its own effects.
-        """
-        resetting = self._resetting
-        resets = None if resetting is None else resetting.resets(request)
-        if resets is None or self._ignores(request):
-            return result
-        if isinstance(result, ToolMessage):
-            return Command(update={"messages": [result], COUNTS_KEY: resets})
-        update: object = result.update
-        if result.graph is not None or result.goto or result.resume is not None:
-            return result
-        if not is_state_update(update):
-            return result
-        # Another middleware of ours inside this one may reset its own rows in the same
-        # update: the keys of each start with its name, so both resets go together.
-        inner: object = update.get(COUNTS_KEY)
-        if inner is not None and not is_state_update(inner):
-            return result
-        return Command(update={**update, COUNTS_KEY: {**(inner or {}), **resets}})
 
     def _finish(
         self,
@@ -1666,17 +1628,21 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     @hook_config(can_jump_to=["end"])
     @override
     def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Stop the run if a budget was spent; else settle the answers written elsewhere.
+        """Stop the run if a budget was spent; else settle the step the model will read.
 
         A budget spent in the step before is raised here, now that the step is saved. The
-        error answers to the model's last reply that this middleware did not settle were
-        written by another middleware's hook after the model (a limit, a person's review):
-        each goes through the stages as a failure of the kind `"inner_middleware"`.
+        step's failures in a row are put in call order with its successes
+        (`Accounts.in_call_order`). The error answers to the model's last reply that this
+        middleware did not settle were written by another middleware's hook after the
+        model (a limit, a person's review): each goes through the stages as a failure of
+        the kind `"inner_middleware"`.
 
         Raises:
             ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
         """
         self._raise_stop(state)
+        accounts = self._accounts
+        ordered = None if accounts is None else accounts.in_call_order(state)
         found: list[_Settled] = []
         for failure, request, message in answered_elsewhere(state, runtime, self._name):
             if self._ignores(request) or self._is_closed(request, state):
@@ -1694,8 +1660,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             reply = None if answer is message else answer
             found.append((failure, request, reply, position, message.id))
         if not found:
-            return None
-        update, records = self._settle(state, found)
+            return None if ordered is None else {COUNTS_KEY: Overwrite(ordered)}
+        update, records = self._settle(state, found, ordered)
         recorder = self._recorder
         if recorder is not None:
             for record in records:
@@ -1707,6 +1673,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """`before_model` on the async path."""
         self._raise_stop(state)
+        accounts = self._accounts
+        ordered = None if accounts is None else accounts.in_call_order(state)
         found: list[_Settled] = []
         for failure, request, message in answered_elsewhere(state, runtime, self._name):
             if self._ignores(request) or self._is_closed(request, state):
@@ -1726,8 +1694,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             reply = None if answer is message else answer
             found.append((failure, request, reply, position, message.id))
         if not found:
-            return None
-        update, records = self._settle(state, found)
+            return None if ordered is None else {COUNTS_KEY: Overwrite(ordered)}
+        update, records = self._settle(state, found, ordered)
         recorder = self._recorder
         if recorder is not None:
             for record in records:
@@ -1767,7 +1735,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             raise raised(self._name, stop, running_config())
 
     def _settle(
-        self, state: Any, found: list[_Settled]
+        self, state: Any, found: list[_Settled], ordered: dict[str, int] | None = None
     ) -> tuple[dict[str, Any] | None, list[ToolFailure]]:
         """Count and record failures met in a model hook, then answer them.
 
@@ -1780,6 +1748,10 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         "interrupt" budget holds is that tool's next call: the run pauses for the person's
         decision before the failure is counted.
 
+        Before the model, `ordered` is the run's counts with the last step's failures in a
+        row put in call order (`Accounts.in_call_order`), when that changed them: the
+        failures are counted after it, and the update writes the whole counts.
+
         Returns:
             The state update and the records for the listeners.
         """
@@ -1788,7 +1760,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         holding = self._holding
         messages: list[ToolMessage] = []
         increments: dict[str, int] = {}
-        counts: dict[str, int] = dict(state.get(COUNTS_KEY) or {})
+        counts: dict[str, int] = dict((state.get(COUNTS_KEY) or {}) if ordered is None else ordered)
         started_again: set[str] = set()
         marks: dict[str, int] = {}
         holds: dict[str, HeldTool | None] = {}
@@ -1848,7 +1820,9 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             update["messages"] = messages
         for key in started_again:  # the count a person's "go on" reset, and what came after
             increments[key] = set_to(counts.get(key, 0))
-        if increments:
+        if ordered is not None:
+            update[COUNTS_KEY] = Overwrite(counts)
+        elif increments:
             update[COUNTS_KEY] = increments
         if marks:
             update[SETTLED_KEY] = marks
@@ -2032,82 +2006,11 @@ class _LookingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _Ex
         return await self._aafter_result(result, request)
 
 
-class _ResettingToolErrorMiddleware(_LookingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
-    """A looking middleware whose budget counts failures in a row, which a success ends.
-
-    Chosen when a budget sets `consecutive`: each success may write the reset of its tool's
-    row (`_succeeded`), so the other middleware keep a success path without it.
-    """
-
-    @override
-    def wrap_tool_call(
-        self: ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable],
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
-        """The looking stages, and the reset of a success's row."""
-        # Until a failure is counted in the run, no tool is closed, held or has a failed
-        # call to repeat (a hold is written with the failure that spent its budget).
-        counts = request.state.get(COUNTS_KEY)
-        if counts:
-            early = self._before_running(request, handler)
-            if early is not None:
-                return early
-        try:
-            result = handler(request)
-        except GraphBubbleUp:
-            raise
-        except self._caught as exc:
-            answer = self._answered(exc, request)
-            if answer is None:
-                raise
-            return answer
-        if type(result) is ToolMessage and result.status != "error":
-            if not counts and len(reply_calls(request.state)) < 2:
-                return result  # no failure counted, and no other call in the step
-            return self._succeeded(result, request)
-        return self._after_result(result, request)
-
-    @override
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
-        """The same look, stages and reset on the async path."""
-        counts = request.state.get(COUNTS_KEY)
-        if counts:
-            early = await self._abefore_running(request, handler)
-            if early is not None:
-                return early
-        try:
-            result = await handler(request)
-        except GraphBubbleUp:
-            raise
-        except self._caught as exc:
-            answer = await self._aanswered(exc, request)
-            if answer is None:
-                raise
-            return answer
-        if type(result) is ToolMessage and result.status != "error":
-            if not counts and len(reply_calls(request.state)) < 2:
-                return result  # no failure counted, and no other call in the step
-            return self._succeeded(result, request)
-        return await self._aafter_result(result, request)
-
-
 class _LookingReplying(
     _LookingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
     _ReplyingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
 ):
     """A looking middleware that also answers after each model reply."""
-
-
-class _ResettingReplying(
-    _ResettingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
-    _ReplyingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
-):
-    """A resetting middleware that also answers after each model reply."""
 
 
 def _back_to_the_model(
@@ -2177,29 +2080,14 @@ class _AsyncOnlyLookingReplying(
     """A looking, replying middleware with only an async handler: the sync hook refuses."""
 
 
-class _AsyncOnlyResetting(
-    _SyncPathRefused[_ContentT_co, _ExcT_co, _ModeT_co],
-    _ResettingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
-):
-    """A resetting middleware with only an async handler: the sync hook refuses."""
-
-
-class _AsyncOnlyResettingReplying(
-    _SyncPathRefused[_ContentT_co, _ExcT_co, _ModeT_co],
-    _ResettingReplying[_ContentT_co, _ExcT_co, _ModeT_co],
-):
-    """A resetting, replying middleware with only an async handler: the sync hook refuses."""
-
-
-_WATCHING: dict[tuple[bool, _Look], type[ToolErrorMiddleware[Any, Any, Any]]] = {
-    (False, None): _WatchingToolErrorMiddleware,
-    (True, None): _ReplyingToolErrorMiddleware,
-    (False, "before"): _LookingToolErrorMiddleware,
-    (True, "before"): _LookingReplying,
-    (False, "reset"): _ResettingToolErrorMiddleware,
-    (True, "reset"): _ResettingReplying,
+_WATCHING: dict[tuple[bool, bool], type[ToolErrorMiddleware[Any, Any, Any]]] = {
+    (False, False): _WatchingToolErrorMiddleware,
+    (True, False): _ReplyingToolErrorMiddleware,
+    (False, True): _LookingToolErrorMiddleware,
+    (True, True): _LookingReplying,
 }
-"""The watching class for (whether it answers after model replies, what it looks at)."""
+"""The watching class for (whether it answers after model replies, whether it looks at
+each call before it runs)."""
 
 _REFUSING_SYNC_PATH: dict[
     type[ToolErrorMiddleware[Any, Any, Any]], type[ToolErrorMiddleware[Any, Any, Any]]
@@ -2209,7 +2097,5 @@ _REFUSING_SYNC_PATH: dict[
     _ReplyingToolErrorMiddleware: _AsyncOnlyReplying,
     _LookingToolErrorMiddleware: _AsyncOnlyLooking,
     _LookingReplying: _AsyncOnlyLookingReplying,
-    _ResettingToolErrorMiddleware: _AsyncOnlyResetting,
-    _ResettingReplying: _AsyncOnlyResettingReplying,
 }
 """Each middleware class's `AsyncOnly` counterpart."""

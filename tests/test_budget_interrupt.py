@@ -52,6 +52,14 @@ from tests._processes import run_python
 
 CONFIG: RunnableConfig = {"configurable": {"thread_id": "t"}}
 CALL = AIMessage("", tool_calls=[{"name": "weather", "args": {"city": "Oslo"}, "id": "c"}])
+TWO_CITIES = AIMessage(
+    "",
+    tool_calls=[
+        {"name": "weather", "args": {"city": "Oslo"}, "id": "a"},
+        {"name": "weather", "args": {"city": "Bergen"}, "id": "b"},
+    ],
+)
+"""One reply of two parallel calls of `weather`, ids "a" and "b"."""
 FAILED = "Tool `weather` failed with ConnectionError."
 
 
@@ -289,15 +297,8 @@ def test_go_on_after_a_per_run_budget_starts_the_run_s_count_again(path: Path) -
 @pytest.mark.parametrize("path", PATHS)
 def test_parallel_calls_to_a_held_tool_each_wait_for_their_own_decision(path: Path) -> None:
     runs: list[str] = []
-    two = AIMessage(
-        "",
-        tool_calls=[
-            {"name": "weather", "args": {"city": "Oslo"}, "id": "a"},
-            {"name": "weather", "args": {"city": "Bergen"}, "id": "b"},
-        ],
-    )
     budget = ErrorBudget(per_tool=1, when_spent="interrupt")
-    agent = scripted_agent([Repeat(CALL, times=2), two], [weather_tool(runs)], budget)
+    agent = scripted_agent([Repeat(CALL, times=2), TWO_CITIES], [weather_tool(runs)], budget)
 
     paused = run(agent, path, config=CONFIG)
 
@@ -519,14 +520,8 @@ def test_each_held_tool_pauses_with_its_own_failures_and_a_release_keeps_the_oth
 @pytest.mark.parametrize("path", PATHS)
 def test_go_on_for_parallel_calls_of_one_held_tool_runs_each_once(path: Path) -> None:
     runs: list[str] = []
-    two = AIMessage(
-        "",
-        tool_calls=[
-            {"name": "weather", "args": {"city": "Oslo"}, "id": "a"},
-            {"name": "weather", "args": {"city": "Bergen"}, "id": "b"},
-        ],
-    )
-    agent = two_tools_agent([one_call("weather", "w1"), one_call("weather", "w2"), two], runs)
+    script = [one_call("weather", "w1"), one_call("weather", "w2"), TWO_CITIES]
+    agent = two_tools_agent(script, runs)
     paused = run(agent, path, config=CONFIG)
     ids = [p.id for p in paused["__interrupt__"]]
 
@@ -546,14 +541,7 @@ def test_two_go_ons_for_parallel_calls_each_start_the_count_again_in_call_order(
     # is the first of a fresh count, so the next failure (w3) spends the budget again and
     # the call after it (w4) pauses. With one release for both, w3 would pause at once.
     runs: list[str] = []
-    two = AIMessage(
-        "",
-        tool_calls=[
-            {"name": "weather", "args": {"city": "Oslo"}, "id": "a"},
-            {"name": "weather", "args": {"city": "Bergen"}, "id": "b"},
-        ],
-    )
-    script = [one_call("weather", "w1"), one_call("weather", "w2"), two]
+    script = [one_call("weather", "w1"), one_call("weather", "w2"), TWO_CITIES]
     agent = two_tools_agent([*script, one_call("weather", "w3"), one_call("weather", "w4")], runs)
     paused = run(agent, path, config=CONFIG)
 

@@ -18,7 +18,7 @@ COUNTS_KEY = "tool_error_budget_counts"
 
 
 RESET = -1
-"""The value that sets a count back to zero: a tool's success ends its failures in a row.
+"""The value that sets a count back to zero: a person's "go on" starts a held tool's again.
 
 Any negative value sets a count: `-1` to zero, `set_to(n)` to `n`."""
 
@@ -37,10 +37,10 @@ def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[s
 
     Each failing call sends `{key: 1, ...}`; LangGraph applies every update of a step
     through this reducer, in call order, so parallel failures in one step all count, and
-    a success's `RESET` of a row of failures comes between the failures before it and
-    those after it. A new run starts from zero with LangGraph's `Overwrite`, which
-    bypasses the reducer: no other writer (a sub-agent handing its state back, say) can
-    reset the counts by accident.
+    a person's `RESET` of a held tool's counts comes between the failures before it and
+    those after it. A new run starts from zero, and a step's failures in a row are put in
+    call order, with LangGraph's `Overwrite`, which bypasses the reducer: no other writer
+    (a sub-agent handing its state back, say) can reset the counts by accident.
     """
     if not update:
         return current or {}

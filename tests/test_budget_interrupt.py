@@ -8,7 +8,7 @@ comes before the call runs and that a resume runs it at most once.
 from __future__ import annotations
 
 from pathlib import Path as FilePath
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 
@@ -18,7 +18,7 @@ from langchain.agents.middleware import ToolCallLimitMiddleware
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
@@ -582,6 +582,7 @@ def test_a_blank_answer_pauses_again_saying_why_and_the_next_decision_is_taken(
     refused = pause.get("refused", "")
     assert "`weather`" in refused
     assert "{'type': 'answer', 'text': '  '}" in refused  # what was given
+    assert "blank" in refused.lower()  # why: the answer's text, not its type
     for decision in ('{"type": "go_on"}', '{"type": "answer", "text": "..."}', '{"type": "stop"}'):
         assert decision in refused
     assert len(runs) == 3
@@ -778,4 +779,55 @@ def test_two_stacked_middleware_each_keep_their_hold_of_one_tool(path: Path) -> 
         "inner",
     )
     assert len(runs) == 3  # the third call ran once, after both decisions
+    assert done["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_released_call_answering_with_a_command_that_goes_elsewhere_keeps_the_tool_held(
+    path: Path,
+) -> None:
+    # A `Command` that does more than update the state goes back as the tool gave it: the
+    # hold is not released in its update, so the next call pauses again.
+    runs: list[str] = []
+
+    @tool
+    def weather(city: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
+        """The weather in a city: down for its first three calls."""
+        runs.append(city)
+        if len(runs) <= 3:
+            raise ConnectionError("the weather service is down")
+        answer = ToolMessage(f"Sunny in {city}.", tool_call_id=tool_call_id)
+        return Command(update={"messages": [answer]}, goto="model")
+
+    budget = ErrorBudget(per_tool=2, when_spent="interrupt")
+    agent = scripted_agent([Repeat(CALL, times=5)], [weather], budget)
+    run(agent, path, config=CONFIG)
+
+    result = resume(agent, path, {"type": "go_on"})
+
+    assert tool_messages(result)["c-4"].text == "Sunny in Oslo."
+    assert len(runs) == 4
+    assert paused_with(result)["call_id"] == "c-5"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_after_both_stacked_middleware_release_the_tool_its_next_call_runs(path: Path) -> None:
+    runs: list[str] = []
+    budget = ErrorBudget(per_tool=1, when_spent="interrupt")
+    outer = ToolErrorMiddleware(report_type_only, budget=budget, name="outer")
+    inner = ToolErrorMiddleware(report_type_only, budget=budget, name="inner")
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(CALL, times=4), AIMessage("done")]),
+        tools=[weather_tool(runs)],
+        middleware=[outer, inner],
+        checkpointer=InMemorySaver(),
+    )
+    run(agent, path, config=CONFIG)
+    resume(agent, path, {"type": "go_on"})
+
+    done = resume(agent, path, {"type": "go_on"})
+
+    # c-3 ran after both decisions; c-4 ran too (its failure holds the tool again).
+    assert len(runs) == 4
+    assert tool_messages(done)["c-4"].text == FAILED
     assert done["messages"][-1].text == "done"

@@ -3,22 +3,41 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from enum import Enum
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import AIMessage, TextContentBlock, ToolMessage
+from langchain.agents.middleware.types import InputAgentState
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    TextContentBlock,
+    ToolCall,
+    ToolMessage,
+)
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphBubbleUp, ParentCommand
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt, omit_payload
 
-from langchain_tool_errors import MissingHandlerError, SyncCapable, ToolErrorMiddleware
+from _langchain_tool_errors.budget import COUNTS_KEY
+from langchain_tool_errors import (
+    ErrorBudget,
+    MissingHandlerError,
+    RepairableFailure,
+    Route,
+    SyncCapable,
+    ToolErrorMiddleware,
+)
+from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import (
     PATHS,
+    Agent,
     Calls,
     Path,
     Ready,
@@ -621,3 +640,105 @@ def test_aon_error_may_return_any_awaitable_not_only_a_coroutine(case: str) -> N
     result = run(agent, "async")
 
     assert tool_messages(result)["c1"].content == content
+
+
+def leave_it(failure: RepairableFailure) -> ToolCall | None:
+    return None
+
+
+def test_the_repr_shows_a_budget_and_a_repair_beside_every_other_option() -> None:
+    budget = ErrorBudget(per_tool=3)
+    middleware = ToolErrorMiddleware(
+        explain,
+        budget=budget,
+        error_prefix="Oops: ",
+        record_failures=True,
+        listeners=[print],
+        repair=leave_it,
+    )
+
+    text = repr(middleware)
+
+    assert (
+        f"budget={budget!r}, error_prefix='Oops: ', record_failures=True, "
+        f"listeners=[<built-in function print>], repair={leave_it!r}, name=" in text
+    )
+
+
+class _Sent:
+    """The model's final step: keeps the tool messages it was sent, then answers."""
+
+    def __init__(self) -> None:
+        self.messages: list[ToolMessage] = []
+
+    def __call__(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        self.messages = [m for m in messages if isinstance(m, ToolMessage)]
+        return AIMessage("done")
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(
+    "middleware",
+    [ToolErrorMiddleware(explain), ToolErrorMiddleware.from_routes([Route(KeyError, explain)])],
+    ids=["constructor", "from_routes"],
+)
+def test_the_model_reads_an_error_marked_error_by_default_however_the_middleware_is_made(
+    path: Path, middleware: ToolErrorMiddleware[str, Exception, SyncCapable]
+) -> None:
+    sent = _Sent()
+    agent = build_agent(
+        [failing_tool("search", KeyError("k"))], [middleware], [call("search", "c1")], answer=sent
+    )
+
+    run(agent, path)
+
+    assert [(m.tool_call_id, m.content) for m in sent.messages] == [
+        ("c1", "Error: search failed: KeyError")
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_model_is_sent_an_answer_for_an_unanswered_call_beside_a_marked_error(
+    path: Path,
+) -> None:
+    sent = _Sent()
+    # The scripted model counts the replies in the conversation: the history holds one.
+    model = ScriptedChatModel(script=[AIMessage("never sent"), sent])
+    agent: Agent = create_agent(
+        model, tools=[echo_tool("search")], middleware=[ToolErrorMiddleware(explain)]
+    )
+    cancelled = AIMessage("", tool_calls=[call("search", "left"), call("search", "failed")])
+    failed = ToolMessage("boom", tool_call_id="failed", name="search", status="error")
+    history: InputAgentState = {
+        "messages": [HumanMessage("go"), cancelled, failed, HumanMessage("again")]
+    }
+
+    run(agent, path, history)
+
+    contents = {m.tool_call_id: m.content for m in sent.messages}
+    assert set(contents) == {"left", "failed"}
+    assert contents["failed"] == "Error: boom"
+
+
+# The counts of a run in which a "tell" budget closed `weather` after two failures, as a
+# release that did not keep the count a tool was closed at checkpointed them.
+CLOSED_WITHOUT_ITS_COUNT = {
+    "ToolErrorMiddleware\x00weather": 2,
+    "ToolErrorMiddleware\x00weather\x00spent": 1,
+    "ToolErrorMiddleware\x00\x00closed": 1,
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tool_closed_without_its_count_kept_reads_the_tools_count(path: Path) -> None:
+    budget = ErrorBudget(per_tool=1, when_spent="tell", message="`{tool}` off after {count}")
+    middleware = ToolErrorMiddleware(explain, budget=budget)
+    request = direct_request(failing_tool("weather", KeyError("k")), call("weather", "c3"))
+    request = request.override(state={"messages": [], COUNTS_KEY: CLOSED_WITHOUT_ITS_COUNT})
+
+    answer = _hook(middleware, request, path)
+
+    assert isinstance(answer, Command)
+    update: Any = answer.update
+    [message] = update["messages"]
+    assert (message.tool_call_id, message.text) == ("c3", "`weather` off after 2")

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
@@ -345,6 +346,42 @@ def test_a_malformed_call_that_stops_the_run_answers_every_call_of_its_reply(pat
     run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
 
     assert answers(seen.messages) == dict.fromkeys(["ok0", "m0", "m1", "m2", "ok1"], 1)
+
+
+class ModelCalls(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Counts the times the run went to the model's hooks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.before_model_calls = 0
+
+    @override
+    def before_model(self, state: AgentState[Any], runtime: Any) -> None:
+        self.before_model_calls += 1
+
+    @override
+    async def abefore_model(self, state: AgentState[Any], runtime: Any) -> None:
+        self.before_model_calls += 1
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_reply_of_only_malformed_calls_that_stops_the_run_ends_it_there(path: Path) -> None:
+    # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    # A reply with no valid call goes back to the model, unless a budget stopped the run:
+    # then it ends, and no hook before the model runs again.
+    counted = ModelCalls()
+    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
+    only_malformed = AIMessage("", invalid_tool_calls=[malformed("m1"), malformed("m2")])
+    model = ScriptedChatModel(script=[only_malformed, AIMessage("done")])
+    agent: Agent = create_agent(model, tools=[BAD], middleware=[counted, ours])
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    assert (raised.value.kind, raised.value.count) == ("malformed_call", 2)
+    assert counted.before_model_calls == 1
 
 
 # The parts of a stop, one at a time.

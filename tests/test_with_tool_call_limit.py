@@ -19,6 +19,8 @@ import pytest
 from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallLimitMiddleware
 from langchain.agents.middleware.tool_call_limit import ToolCallLimitExceededError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.runtime import Runtime
 from langgraph.store.memory import InMemoryStore
@@ -278,3 +280,66 @@ def test_a_routes_answer_to_a_block_takes_the_blocks_place(path: Path) -> None:
     [block] = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "e2"]
     assert block.text == "`echo` is blocked for this run."
     assert block.status == "error"
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_block_before_any_tool_is_closed_is_a_failure_a_tell_budget_counts(
+    path: Path, order: str
+) -> None:
+    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=3, when_spent="tell"), record_failures=True
+    )
+    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
+    script = [AIMessage("", tool_calls=[call("echo", f"e{n}")]) for n in (1, 2)]
+    model = ScriptedChatModel(script=[*script, AIMessage("done")])
+    agent: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
+
+    result = run(agent, path)
+
+    failures: list[ToolFailure] = result["tool_failures"]
+    assert [(f["call_id"], f["kind"], f["outcome"]) for f in failures] == [
+        ("e2", "inner_middleware", "answered")
+    ]
+
+
+def malformed(call_id: str) -> dict[str, Any]:
+    return {"name": "echo", "args": '{"query": "cut', "id": call_id, "error": None}
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_stop_beside_the_limits_blocks_answers_each_blocked_call_once(
+    path: Path, order: str
+) -> None:
+    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
+    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
+    blocked_and_malformed = AIMessage(
+        "",
+        tool_calls=[call("echo", "e2"), call("echo", "e3")],
+        invalid_tool_calls=[malformed("m1"), malformed("m2")],
+    )
+    script = [AIMessage("", tool_calls=[call("echo", "e1")]), blocked_and_malformed]
+    model = ScriptedChatModel(script=[*script, AIMessage("done")])
+    thread = InMemorySaver()
+    agent: Agent = create_agent(
+        model, tools=[echo_tool()], middleware=middleware, checkpointer=thread
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "blocked"}}
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path, {"messages": [HumanMessage("go")]}, config)
+
+    assert (raised.value.kind, raised.value.count) == ("malformed_call", 2)
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    messages: list[BaseMessage] = graph.get_state(config).values["messages"]
+    counts = answer_counts(messages)
+    assert (counts["e2"], counts["e3"]) == (1, 1)

@@ -742,3 +742,32 @@ def test_a_tool_closed_without_its_count_kept_reads_the_tools_count(path: Path) 
     update: Any = answer.update
     [message] = update["messages"]
     assert (message.tool_call_id, message.text) == ("c3", "`weather` off after 2")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_call_id_the_input_ends_with_answered_may_fail_again_in_the_run(path: Path) -> None:
+    # An input may end with the model's reply and the caller's answers to it. A model that
+    # uses that call's id again in the run (some servers number ids per reply) meets a
+    # failure as any other: it is answered and recorded.
+    model = ScriptedChatModel(
+        script=[
+            AIMessage("never sent"),  # the input holds the first reply
+            AIMessage("", tool_calls=[call("search", "c1")]),
+            AIMessage("done"),
+        ]
+    )
+    middleware = ToolErrorMiddleware(explain, record_failures=True)
+    agent: Agent = create_agent(
+        model, tools=[failing_tool("search", KeyError("k"))], middleware=[middleware]
+    )
+    given = ToolMessage("sunny", tool_call_id="c1", name="search")
+    history: InputAgentState = {
+        "messages": [HumanMessage("go"), AIMessage("", tool_calls=[call("search", "c1")]), given]
+    }
+
+    result = run(agent, path, history)
+
+    answers = [m.text for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert answers == ["sunny", "search failed: KeyError"]
+    assert [(f["call_id"], f["outcome"]) for f in result["tool_failures"]] == [("c1", "answered")]
+    assert result["messages"][-1].text == "done"

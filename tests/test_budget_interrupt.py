@@ -216,7 +216,10 @@ def test_stop_ends_the_run_with_the_budget_s_error_and_answers_the_call(path: Pa
     # The thread goes on at its next input, with the waiting call answered by the stop.
     after = run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
     stopped = tool_messages(after)["c-4"]
-    assert "stopped the run" in stopped.text
+    assert stopped.text == (  # it never ran: the person stopped the run at its pause
+        "This call to `weather` did not run: a person stopped the run when the error budget "
+        "was spent (3 failures of `weather` in this run, over the limit of 2)."
+    )
     assert (stopped.name, stopped.status) == ("weather", "error")
     assert after["messages"][-1].text == "done"
 

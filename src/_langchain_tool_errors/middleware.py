@@ -1128,7 +1128,7 @@ class ToolErrorMiddleware(
         stop = _person_s_stop(held)
         stop.failure = record
         kept = stop_of(stop, call_id)
-        answer = stopped_answer(kept, call_id, tool)
+        answer = stopped_answer(kept, call_id, tool, by_person=True)  # the call never ran
         update = {"messages": [answer], STOPS_KEY: {self._name: kept}, SETTLED_KEY: own(call_id)}
         return Command(update=update)
 

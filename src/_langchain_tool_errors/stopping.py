@@ -84,11 +84,14 @@ def stop_of(stop: ToolErrorBudgetExceeded, call_id: str) -> BudgetStop:
     return kept
 
 
-def stopped_answer(stop: BudgetStop, call_id: str, tool: str) -> ToolMessage:
+def stopped_answer(
+    stop: BudgetStop, call_id: str, tool: str, *, by_person: bool = False
+) -> ToolMessage:
     """The answer to a call of the step a budget stopped: the stopping call's, or another's.
 
     The call that spent the budget reads that it failed and what was spent; a call that
-    never ran (beside a malformed call that spent it) reads that it did not run.
+    never ran (beside a malformed call that spent it, or the held call a person stopped
+    the run at, `by_person`) reads that it did not run, and why.
     """
     scope = stop["scope"]
     spent = (
@@ -97,13 +100,16 @@ def stopped_answer(stop: BudgetStop, call_id: str, tool: str) -> ToolMessage:
         else f"{stop['count']} failures of `{stop['tool']}`"
         + (" in a row" if scope == "consecutive" else "")
     )
-    limit = stop["limit"]
-    why = f"the error budget stopped the run ({spent} in this run, over the limit of {limit})"
-    content = (
-        f"This call to `{tool}` failed, and {why}."
-        if call_id == stop["call_id"]
-        else f"This call to `{tool}` did not run: {why}."
-    )
+    numbers = f"({spent} in this run, over the limit of {stop['limit']})"
+    if by_person:
+        content = (
+            f"This call to `{tool}` did not run: a person stopped the run when the error "
+            f"budget was spent {numbers}."
+        )
+    elif call_id == stop["call_id"]:
+        content = f"This call to `{tool}` failed, and the error budget stopped the run {numbers}."
+    else:
+        content = f"This call to `{tool}` did not run: the error budget stopped the run {numbers}."
     return ToolMessage(content=content, tool_call_id=call_id, name=tool, status="error")
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
+from uuid import uuid4
 
 import pytest
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import (
     AgentMiddleware,
     ModelRequest,
@@ -30,12 +32,14 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from pydantic import SecretStr
 
+from _langchain_tool_errors import asked_by
 from _langchain_tool_errors.marking import prepared
 from _langchain_tool_errors.providers import Provider, provider_of
 from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
 from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import (
     PATHS,
+    Agent,
     Path,
     build_agent,
     call,
@@ -551,16 +555,21 @@ def test_each_failure_follows_the_model_that_asked_for_its_call_not_the_last_one
     assert "'b1'" in str(raised.value)
 
 
-def test_a_reply_id_two_models_share_is_checked_at_the_next_model_call_instead() -> None:
+@pytest.mark.parametrize("openai_first", [True, False])
+def test_a_reply_id_two_models_share_is_checked_at_the_next_model_call_instead(
+    openai_first: bool,
+) -> None:
+    """Whichever model wrote the id last, neither's blocks are checked at the failure."""
     pytest.importorskip("langchain_openai")
     pytest.importorskip("langchain_anthropic")
     from langchain_anthropic import ChatAnthropic
     from langchain_openai import ChatOpenAI
 
     middleware = ToolErrorMiddleware(_image_handler)
-    reply = _asking("reply-shared")
-    middleware.wrap_model_call(_model_call(_bare(ChatOpenAI)), _answering(reply))
-    middleware.wrap_model_call(_model_call(_bare(ChatAnthropic)), _answering(reply))
+    reply = _asking(f"reply-shared-{uuid4()}")
+    models = [_bare(ChatOpenAI), _bare(ChatAnthropic)]
+    for model in models if openai_first else reversed(models):
+        middleware.wrap_model_call(_model_call(model), _answering(reply))
 
     message = middleware.wrap_tool_call(_after(reply), _raise_key_error)
 
@@ -607,3 +616,199 @@ def test_a_model_that_takes_the_block_lets_the_failure_be_answered() -> None:
 
     assert isinstance(message, ToolMessage)
     assert message.content == [TEXT, PNG_BLOCK]
+
+
+def _sent_to(
+    model: BaseChatModel, *messages: AnyMessage, prefix: str | None = "Error: "
+) -> list[AnyMessage]:
+    """The messages the middleware's model-call hook sends `model` for `messages`."""
+    sent: list[list[AnyMessage]] = []
+
+    def call_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
+        sent.append(request.messages)
+        return ModelResponse(result=[AIMessage("ok")])
+
+    request: ModelRequest[Any] = ModelRequest(model=model, messages=list(messages))
+    ToolErrorMiddleware(_explain, error_prefix=prefix).wrap_model_call(request, call_model)
+    return sent[0]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_chat_model_class_met_for_the_first_time_is_sent_its_errors_marked(path: Path) -> None:
+    """A class of the user's own, made in this test: no earlier call has seen it."""
+
+    class InHouseChatModel(ScriptedChatModel):
+        """A chat model class the package does not know."""
+
+    sent = _Sent()
+    model = InHouseChatModel(script=[AIMessage("", tool_calls=[SEVEN]), sent])
+    agent: Agent = create_agent(model, tools=[LOOKUP], middleware=[ToolErrorMiddleware(_explain)])
+
+    run(agent, path)
+
+    assert sent.contents() == {"c7": "Error: lookup failed with KeyError"}
+
+
+def test_a_subclass_met_for_the_first_time_refuses_the_blocks_its_base_refuses() -> None:
+    pytest.importorskip("langchain_openai")
+    from langchain_openai import ChatOpenAI
+
+    class TunedChatOpenAI(ChatOpenAI):
+        """A subclass made in this test: no earlier call has seen it."""
+
+    with pytest.raises(TypeError) as raised:
+        _sent_to(_bare(TunedChatOpenAI), _failed(PNG_BLOCK))
+
+    assert " image/base64 block" in str(raised.value)
+
+
+OPENAI_CLASS = "langchain_openai.chat_models.base.BaseChatOpenAI"
+CONVERSE_CLASS = "langchain_aws.chat_models.bedrock_converse.ChatBedrockConverse"
+FILE_URL: Block = {"type": "file", "url": "https://example.com/a.pdf"}
+
+
+def _model(api: str) -> BaseChatModel:
+    """A bare model of a known class, by the API it sends through."""
+    if api in ("chat completions", "responses"):
+        pytest.importorskip("langchain_openai")
+        from langchain_openai import ChatOpenAI
+
+        return _bare(ChatOpenAI, use_responses_api=api == "responses")
+    pytest.importorskip("langchain_aws")
+    if api == "bedrock on converse":
+        from langchain_aws import ChatBedrock
+
+        return _bare(ChatBedrock, model_id="m", beta_use_converse_api=True)
+    if api == "converse":
+        from langchain_aws import ChatBedrockConverse
+
+        return _bare(ChatBedrockConverse)
+    pytest.importorskip("langchain_ollama")
+    from langchain_ollama import ChatOllama
+
+    return _bare(ChatOllama)
+
+
+@pytest.mark.parametrize(
+    ("api", "block", "named"),
+    [
+        ("responses", FILE_URL, OPENAI_CLASS),
+        ("bedrock on converse", URL_IMAGE, CONVERSE_CLASS),
+    ],
+)
+def test_a_refusal_names_the_class_whose_api_the_request_goes_through(
+    api: str, block: Block, named: str
+) -> None:
+    with pytest.raises(TypeError) as raised:
+        _sent_to(_model(api), _failed(block))
+
+    assert f"{named} cannot send" in str(raised.value)
+
+
+def test_the_responses_api_is_sent_its_errors_marked() -> None:
+    """Its `function_call_output` has no error field either."""
+    failed = ToolMessage("it failed", tool_call_id="c1", name="lookup", status="error")
+
+    sent = _sent_to(_model("responses"), failed)
+
+    assert sent[0].content == "Error: it failed"
+
+
+@pytest.mark.parametrize(
+    ("api", "kinds"),
+    [("ollama", "(image/base64)"), ("converse", "(file/base64, image/base64)")],
+)
+def test_a_refusal_for_a_model_with_no_other_api_ends_with_the_kinds_it_takes(
+    api: str, kinds: str
+) -> None:
+    with pytest.raises(TypeError) as raised:
+        _sent_to(_model(api), _failed(URL_IMAGE))
+
+    assert str(raised.value).endswith(f" {kinds}.")
+
+
+class _OwnToolMessage(ToolMessage):
+    """A tool message of a class of the user's own."""
+
+
+def test_an_error_message_of_a_tool_message_subclass_is_marked_too() -> None:
+    failed = _OwnToolMessage(content="it failed", tool_call_id="c1", status="error")
+
+    result = prepared([failed], UNKNOWN, "Error: ")
+
+    assert result is not None
+    assert result[0].content == "Error: it failed"
+
+
+@pytest.mark.parametrize(("api", "prefix"), [("converse", "Error: "), ("chat completions", None)])
+def test_each_error_message_is_checked_not_only_the_first(api: str, prefix: str | None) -> None:
+    """A flagged form, or no prefix: nothing is marked, and every message is still checked."""
+    first = ToolMessage("it failed", tool_call_id="c1", name="lookup", status="error")
+
+    with pytest.raises(TypeError) as raised:
+        _sent_to(_model(api), first, _failed(URL_IMAGE), prefix=prefix)
+
+    assert "'c7'" in str(raised.value)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_error_that_already_has_the_mark_leaves_the_next_ones_to_be_marked(
+    path: Path,
+) -> None:
+    """ToolNode's unknown-tool text begins with the mark; the failure after it gets one."""
+    sent, _ = _run(
+        path,
+        [LOOKUP],
+        [ToolErrorMiddleware(_explain)],
+        ("lookkup", "unknown", {}),
+        ("lookup", "c1", {"record_id": 7}),
+    )
+
+    assert sent.contents()["c1"] == "Error: lookup failed with KeyError"
+
+
+def _asked_many(
+    middleware: ToolErrorMiddleware, model: BaseChatModel, replies: Sequence[AIMessage]
+) -> None:
+    """The model called once for each reply, in order."""
+    for reply in replies:
+        middleware.wrap_model_call(_model_call(model), _answering(reply))
+
+
+def test_the_latest_replies_that_ask_for_tools_are_remembered_and_the_oldest_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With room for two, the third reply pushes the first out: its check comes later."""
+    pytest.importorskip("langchain_openai")
+    from langchain_openai import ChatOpenAI
+
+    monkeypatch.setattr(asked_by, "_KEPT", 2)
+    middleware = ToolErrorMiddleware(_image_handler)
+    replies = [_asking(f"reply-{n}-{uuid4()}") for n in range(3)]
+    _asked_many(middleware, _bare(ChatOpenAI), replies)
+
+    for kept in replies[1:]:
+        with pytest.raises(TypeError) as raised:
+            middleware.wrap_tool_call(_after(kept), _raise_key_error)
+        assert isinstance(raised.value.__cause__, KeyError)
+    dropped = middleware.wrap_tool_call(_after(replies[0]), _raise_key_error)
+    assert isinstance(dropped, ToolMessage)  # checked at the next model call instead
+
+
+def test_final_answers_never_push_out_a_reply_whose_tools_have_not_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Replies without tool calls (other runs' final answers) are not remembered."""
+    pytest.importorskip("langchain_openai")
+    from langchain_openai import ChatOpenAI
+
+    monkeypatch.setattr(asked_by, "_KEPT", 2)
+    middleware = ToolErrorMiddleware(_image_handler)
+    reply = _asking(f"reply-{uuid4()}")
+    answers = [AIMessage("done", id=f"answer-{n}-{uuid4()}") for n in range(2)]
+    _asked_many(middleware, _bare(ChatOpenAI), [reply, *answers])
+
+    with pytest.raises(TypeError) as raised:
+        middleware.wrap_tool_call(_after(reply), _raise_key_error)
+
+    assert isinstance(raised.value.__cause__, KeyError)

@@ -457,6 +457,21 @@ def test_the_fix_names_only_blocks_taken_when_there_is_no_other_api() -> None:
     assert "use_responses_api" not in str(raised.value)
 
 
+def test_a_model_already_on_the_responses_api_is_not_offered_it_as_the_fix() -> None:
+    from langchain_openai import ChatOpenAI
+
+    responses = provider_of(_bare(ChatOpenAI, use_responses_api=True))
+    file_by_url = {"type": "file", "url": "https://example.com/report.pdf"}
+
+    with pytest.raises(TypeError) as raised:
+        prepared([_failed(file_by_url)], responses, "Error: ")
+
+    message = str(raised.value)
+    assert " file/url block" in message
+    assert "(file/base64, image/base64, image/url)." in message
+    assert "use_responses_api" not in message
+
+
 def _image_handler(exc: Exception, request: ToolCallRequest) -> list[dict[str, Any]]:
     return [TEXT, PNG_BLOCK]
 

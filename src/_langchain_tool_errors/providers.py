@@ -56,14 +56,21 @@ _FIXES: dict[str, str] = {
 
 
 class Provider:
-    """One model's integration: its form, and the blocks it takes (`None`: not known)."""
+    """One model's integration: its form, and the blocks it takes (`None`: not known).
 
-    __slots__ = ("form", "name", "taken")
+    `fix` is what a refusal offers besides text (another API of the same class, where it
+    has one); by default the one known for `name`.
+    """
 
-    def __init__(self, name: str, form: Form, taken: frozenset[str] | None) -> None:
+    __slots__ = ("fix", "form", "name", "taken")
+
+    def __init__(
+        self, name: str, form: Form, taken: frozenset[str] | None, fix: str | None = None
+    ) -> None:
         self.name: Final = name
         self.form: Final = form
         self.taken: Final = taken
+        self.fix: Final = _FIXES.get(name, "") if fix is None else fix
 
     def require_taken(
         self,
@@ -93,7 +100,7 @@ class Provider:
                 f"in a tool result (its API would refuse the request), starting with its "
                 f"{kind} block; nothing was sent. Return text for this model, or only blocks "
                 f"of the kinds it takes ({', '.join(sorted(taken)) or 'none but text'})"
-                f"{_FIXES.get(self.name, '')}."
+                f"{self.fix}."
             )
             raise TypeError(msg) from cause
 
@@ -121,5 +128,5 @@ def provider_of(model: object) -> Provider:
     if name == _BEDROCK and getattr(model, "beta_use_converse_api", False) is True:
         return Provider(_CONVERSE, "flag", _TAKEN[_CONVERSE])  # it hands its calls to Converse
     if name == _OPENAI and getattr(model, "use_responses_api", None) is True:
-        return Provider(name, form, _RESPONSES_TAKEN)
+        return Provider(name, form, _RESPONSES_TAKEN, fix="")  # already the other API
     return Provider(name, form, taken)

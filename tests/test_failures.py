@@ -8,17 +8,31 @@ sees; a model that keeps making the same mistake used to loop to the recursion l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
 import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
-from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    InvalidToolCall,
+    ToolCall,
+    ToolMessage,
+)
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
+from langchain_core.tools.base import ArgsSchema
 from langgraph.errors import GraphRecursionError
-from langgraph.prebuilt.tool_node import ToolCallRequest
-from pydantic import BaseModel
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+from langgraph.store.memory import InMemoryStore
+from langgraph.types import Command
+from pydantic import BaseModel, model_validator
+from typing_extensions import override
 
 from _langchain_tool_errors.classifying import field_errors
 from _langchain_tool_errors.failures import FAILURE_KINDS, FieldError
@@ -858,6 +872,28 @@ REFUSED: dict[str, tuple[dict[str, object], dict[str, object], list[tuple[str, s
         {"o": {}},
         [("o.x", "Field required")],
     ),
+    "the arguments by $ref": (
+        {"$ref": "#/$defs/Args", "$defs": {"Args": {"properties": {"a": {"type": "integer"}}}}},
+        {"a": "x"},
+        [("a", "Input should be a valid integer")],
+    ),
+    "array items by $ref": (
+        {
+            "properties": {"ids": {"type": "array", "items": {"$ref": "#/$defs/Id"}}},
+            "$defs": {"Id": {"type": "integer"}},
+        },
+        {"ids": [1, "x"]},
+        [("ids.1", "Input should be a valid integer")],
+    ),
+    "a property, then an extra member by $ref": (
+        {
+            "properties": {"a": {"type": "integer"}},
+            "additionalProperties": {"$ref": "#/$defs/Id"},
+            "$defs": {"Id": {"type": "integer"}},
+        },
+        {"a": "x", "extra": "y"},
+        [("a", "Input should be a valid integer"), ("extra", "Input should be a valid integer")],
+    ),
 }
 
 
@@ -923,6 +959,14 @@ ACCEPTED: dict[str, tuple[dict[str, object], dict[str, object]]] = {
             }
         },
         {"o": {"a": 1, "x": 2}},
+    ),
+    "extra members an additionalProperties schema allows": (
+        {"o": {"type": "object", "additionalProperties": {"type": "integer"}}},
+        {"o": {"x": 1}},
+    ),
+    "a type that is not a name among the types": (
+        {"a": {"type": ["string", ["integer"]]}},
+        {"a": 1},
     ),
 }
 
@@ -1004,3 +1048,172 @@ def test_the_repr_of_a_failure_shows_each_field_by_name() -> None:
         "InvalidArguments(args={'id': 'x'}, text='bad', tool='lookup', "
         "errors=(FieldError(field='id', expected='an int'),))"
     )
+
+
+class _Range(BaseModel):
+    low: int
+    high: int
+
+    @model_validator(mode="after")
+    def _ordered(self) -> _Range:
+        if self.low > self.high:
+            raise ValueError("low must not be above high")
+        return self
+
+
+class _CountTool(BaseTool):
+    """A tool whose schema for calls is its own model, checks across fields included."""
+
+    name: str = "count"
+    description: str = "Count the numbers from `low` to `high`."
+
+    @property
+    @override
+    def tool_call_schema(self) -> ArgsSchema:
+        return _Range
+
+    @override
+    def _run(self, *args: object, **kwargs: int) -> str:
+        return f"{kwargs['high'] - kwargs['low'] + 1}"
+
+
+def test_a_pydantic_schema_refusing_the_arguments_as_a_whole_names_no_field() -> None:
+    errors = field_errors(_CountTool(), {"low": 3, "high": 1})
+
+    assert errors == (FieldError("(arguments)", "Value error, low must not be above high"),)
+
+
+class AnswersUnknownTools(AgentMiddleware[Any, Any, Any]):
+    """An inner middleware that answers a call to no tool in its own words."""
+
+    def _answer(self, request: ToolCallRequest) -> ToolMessage | None:
+        if request.tool is not None:
+            return None
+        call_id = request.tool_call["id"] or ""
+        return ToolMessage("There is no such tool.", tool_call_id=call_id, status="error")
+
+    @override
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        return self._answer(request) or handler(request)
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        return self._answer(request) or await handler(request)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_unknown_tool_an_inner_middleware_answers_in_its_own_words_lists_no_tools(
+    path: Path,
+) -> None:
+    seen = Seen()
+    agent = agent_of(
+        [lookup_tool()],
+        [routed(seen, path, UnknownTool), AnswersUnknownTools()],
+        [calling("lookkup", record_id=7), DONE],
+    )
+
+    result = run(agent, path)
+
+    assert tool_messages(result)["c"].text == "rewritten"
+    [failure] = seen.failures
+    assert isinstance(failure, UnknownTool)
+    assert (failure.tool, failure.text, failure.known_tools) == (
+        "lookkup",
+        "There is no such tool.",
+        (),
+    )
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The run's context: who is asking."""
+
+    user: str
+
+
+class Given:
+    """A route handler that keeps each failure with the request it came with."""
+
+    def __init__(self) -> None:
+        self.given: list[tuple[ReportedFailure, ToolCallRequest]] = []
+
+    def handler(self, failure: ReportedFailure, request: ToolCallRequest) -> str:
+        self.given.append((failure, request))
+        return "rewritten"
+
+    async def ahandler(self, failure: ReportedFailure, request: ToolCallRequest) -> str:
+        return self.handler(failure, request)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_malformed_calls_route_gets_a_request_with_the_call_and_the_runs_state(
+    path: Path,
+) -> None:
+    given, store, caller = Given(), InMemoryStore(), Caller(user="ada")
+    route = (
+        Route(MalformedToolCall, given.handler)
+        if path == "sync"
+        else Route(MalformedToolCall, given.handler, aon_error=given.ahandler)
+    )
+    agent: Any = create_agent(
+        ScriptedChatModel(script=[MALFORMED, DONE]),
+        tools=[lookup_tool()],
+        middleware=[ToolErrorMiddleware.from_routes([route])],
+        store=store,
+        context_schema=Caller,
+    )
+    question = {"messages": [HumanMessage("go")]}
+    config: RunnableConfig = {"metadata": {"ticket": "T-7"}}
+
+    if path == "sync":
+        agent.invoke(question, config, context=caller)
+    else:
+        asyncio.run(agent.ainvoke(question, config, context=caller))
+
+    [(failure, request)] = given.given
+    assert isinstance(failure, MalformedToolCall)
+    assert request.tool is None
+    assert request.tool_call == ToolCall(name="lookup", args={}, id="cut", type="tool_call")
+    # ToolCallRequest leaves its runtime's type parameters unset, which pyright strict
+    # reports on the attribute itself: read through `Any`, then typed.
+    untyped: Any = request
+    tool_runtime: ToolRuntime[Any, Any] = untyped.runtime
+    assert tool_runtime.tool_call_id == "cut"
+    assert tool_runtime.store is store
+    assert tool_runtime.context is caller  # what the run was given, for a handler to read
+    assert callable(tool_runtime.stream_writer)
+    assert tool_runtime.config.get("metadata", {}).get("ticket") == "T-7"
+    assert tool_runtime.state is request.state
+    assert request.state["messages"][-1].invalid_tool_calls == [CUT_SHORT]
+
+
+def answering(name: str) -> Callable[[MalformedToolCall, ToolCallRequest], str]:
+    def handler(failure: MalformedToolCall, request: ToolCallRequest) -> str:
+        return f"{name} answers"
+
+    return handler
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_malformed_call_another_middleware_answered_first_is_answered_once(
+    path: Path,
+) -> None:
+    outer, inner = (
+        ToolErrorMiddleware.from_routes([Route(MalformedToolCall, answering(name))], name=name)
+        for name in ("outer", "inner")
+    )
+    agent = agent_of([lookup_tool()], [outer, inner], [MALFORMED, DONE])
+
+    result = run(agent, path)
+
+    # The inner middleware's hook after the model runs first, and the outer one sees its answer.
+    answers = [(m.tool_call_id, m.text) for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert answers == [("cut", "inner answers"), ("valid", "record 1: ok")]

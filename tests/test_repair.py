@@ -489,3 +489,103 @@ def test_a_provider_s_own_tool_is_never_an_unknown_tool(path: Path) -> None:
     run(agent, path)
 
     assert repairs.offered == []
+
+
+def test_a_wrong_call_after_the_structured_answer_is_offered() -> None:
+    repairs = Repairs()
+    middleware = ToolErrorMiddleware(report_type_only, repair=repairs)
+    request: ModelRequest[Any] = ModelRequest(
+        model=ScriptedChatModel(script=[DONE]),
+        messages=[HumanMessage("go")],
+        tools=[lookup_tool([])],
+        response_format=ToolStrategy(Answer),
+    )
+    answering = reply(call("Answer", "s1", record="record 3"), call("find", "c1", record_id=1))
+
+    response = middleware.wrap_model_call(request, lambda _: ModelResponse(result=[answering]))
+
+    assert [(type(f).__name__, f.tool) for f in repairs.offered] == [("UnknownTool", "find")]
+    assert isinstance(response, ModelResponse)
+    first = response.result[0]
+    assert isinstance(first, AIMessage)
+    assert first.tool_calls == [
+        call("Answer", "s1", record="record 3"),
+        call("lookup", "c1", record_id=1),
+    ]
+
+
+def search_tool() -> BaseTool:
+    @tool
+    def search(query: str) -> str:
+        """Search the records."""
+        return f"found {query}"
+
+    return search
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_unknown_tool_is_offered_with_each_tool_the_agent_has(path: Path) -> None:
+    repairs = Repairs()
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[reply(call("find", "c1", record_id=3)), DONE]),
+        tools=[lookup_tool([]), search_tool()],
+        middleware=[ToolErrorMiddleware(report_type_only, repair=repairs)],
+    )
+
+    run(agent, path)
+
+    [offered] = repairs.offered
+    assert isinstance(offered, UnknownTool)
+    assert offered.known_tools == ("lookup", "search")
+    assert offered.text == "`find` is not a tool of this agent; its tools are: lookup, search."
+
+
+def span_tool() -> BaseTool:
+    @tool
+    def span(low: int, high: int) -> str:
+        """The numbers from `low` to `high`."""
+        return f"{low}..{high}"
+
+    return span
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_invalid_arguments_are_offered_with_each_refused_field_in_the_text(path: Path) -> None:
+    repairs = Repairs()
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[reply(call("span", "c1", low="one", high="two")), DONE]),
+        tools=[span_tool()],
+        middleware=[ToolErrorMiddleware(report_type_only, repair=repairs)],
+    )
+
+    run(agent, path)
+
+    [offered] = repairs.offered
+    assert isinstance(offered, InvalidArguments)
+    low, high = offered.errors
+    assert (low.field, high.field) == ("low", "high")
+    assert offered.text == (
+        f"The arguments of `span` do not fit its schema: low: {low.expected}; "
+        f"high: {high.expected}."
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_malformed_call_without_a_name_is_offered_where_tools_selects_no_name(
+    path: Path,
+) -> None:
+    # `tools=` selects a malformed call by the name the model gave, "" for none, as the
+    # routes do (its failure's `tool` is "").
+    nameless = AIMessage("", invalid_tool_calls=[invalid_tool_call(args="{", id="m")])
+    offered: list[RepairableFailure] = []
+
+    def declines(failure: RepairableFailure) -> None:
+        offered.append(failure)
+
+    middleware = ToolErrorMiddleware(report_type_only, tools=["", "lookup"], repair=declines)
+
+    run(agent_of(middleware, [nameless], []), path, config={"recursion_limit": 10})
+
+    [failure] = offered
+    assert isinstance(failure, MalformedToolCall)
+    assert (failure.tool, failure.raw_arguments) == ("", "{")

@@ -7,6 +7,7 @@ a test can tell a call answered in place of running from one that ran again.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -427,3 +428,70 @@ def test_an_async_only_route_for_repeats_answers_without_running_again() -> None
 
     assert runs == [{"order": "bad", "amount": 1}]  # the tool ran once
     assert tool_messages(result)["b"].text.startswith("`charge` was not run again")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_arguments_json_cannot_hold_are_never_a_repeat(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    # A `Decimal` (another middleware may put one in): the tool's schema reads it as 1.
+    script = replies([bad("a")], [bad("b", amount=Decimal(1))], [bad("c", amount=Decimal(1))])
+    agent = agent_of(guarded(), script, runs)
+
+    result = run(agent, path)
+
+    assert runs == [{"order": "bad", "amount": 1}] * 3
+    assert [tool_messages(result)[i].text for i in "abc"] == [TYPE_ONLY] * 3
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_route_for_some_tools_repeats_leaves_the_others_failures_in_a_row_to_the_budget(
+    path: Path,
+) -> None:
+    runs: list[dict[str, object]] = []
+    echoed: list[str] = []
+    exceptions: tuple[FailureKind, ...] = ("exception",)  # not the repeat of `charge`
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(RepeatedCall, not_again, tools=["charge"]), Route(Exception, report_type_only)],
+        budget=ErrorBudget(consecutive=1, kinds=exceptions),
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(charge_and_echo_agent(middleware, runs, echoed), path)
+
+    stop = spent.value
+    assert (stop.tool, stop.count, stop.limit, stop.scope) == ("echo", 2, 1, "consecutive")
+    assert echoed == ["x", "x"]
+
+
+def answers_once(failure: RepeatedCall, request: ToolCallRequest) -> str | None:
+    return "outer: not again" if failure.failures == 1 else None
+
+
+def counts_failures(failure: RepeatedCall, request: ToolCallRequest) -> str:
+    return f"inner: {failure.failures} earlier failure(s)"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_inner_middleware_counts_only_the_repeats_that_reach_it(path: Path) -> None:
+    runs: list[dict[str, object]] = []
+    outer, inner = (
+        ToolErrorMiddleware.from_routes(
+            [Route(RepeatedCall, handler), Route(Exception, report_type_only)], name=name
+        )
+        for name, handler in (("outer", answers_once), ("inner", counts_failures))
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=replies([bad("a")], [bad("b")], [bad("c")])),
+        tools=[charge_tool(runs)],
+        middleware=[outer, inner],
+    )
+
+    result = run(agent, path)
+
+    assert len(runs) == 1
+    answers = tool_messages(result)
+    assert [answers[i].text for i in "abc"] == [
+        TYPE_ONLY,
+        "outer: not again",  # the inner middleware never saw this repeat
+        "inner: 1 earlier failure(s)",
+    ]

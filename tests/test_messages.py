@@ -30,6 +30,7 @@ from langchain_tool_errors import (
     SyncCapable,
     ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
+    ToolFailure,
 )
 from langchain_tool_errors.handlers import log_handled, report_messages_of, report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
@@ -64,6 +65,24 @@ def mentions(message: str, code: str) -> bool:
     return re.search(before + re.escape(code) + after, message) is not None
 
 
+def names_exactly(message: str, code: str) -> bool:
+    """Whether `message` holds `code` (see `mentions`), and each time it names it, exactly.
+
+    Every place the message spells `code` in any letter case must be `code` itself, not
+    glued to a word: a second mention in capitals (`"TELL"`) or glued (`XXToolFailure`)
+    would offer a reader a name that does not work. A plain word (`Exception`, `None`) may
+    also be prose ("selects no exception"), so for it one exact mention is enough.
+    """
+    if not mentions(message, code):
+        return False
+    if re.fullmatch(r"[A-Za-z][a-z]*", code):
+        return True
+    for found in re.finditer(re.escape(code), message, re.IGNORECASE):
+        if not mentions(message[max(found.start() - 1, 0) : found.end() + 1], code):
+            return False
+    return True
+
+
 def _handler(exc: Exception, request: ToolCallRequest) -> str:
     return "handled"
 
@@ -80,6 +99,14 @@ def _repair_to_name(failure: RepairableFailure) -> Any:
     return failure.tool
 
 
+def _count_failure(failure: ToolFailure) -> None:
+    return None
+
+
+def _two_arguments(failure: ToolFailure, extra: object) -> None:
+    return None
+
+
 # What the names in a message's code fix stand for when a user pastes it into their code.
 FIX_NAMES: dict[str, object] = {
     "ErrorBudget": ErrorBudget,
@@ -93,6 +120,7 @@ FIX_NAMES: dict[str, object] = {
     "on_error": _handler,
     "exceptions": KeyError,
     "InvalidArguments": InvalidArguments,
+    "count_failure": _count_failure,
 }
 
 
@@ -177,7 +205,7 @@ MISTAKES: dict[str, Mistake] = {
     "routes given to the one-handler constructor": Mistake(
         lambda: UntypedMiddleware(_handler, routes=[Route(Exception, _handler)]),
         TypeError,
-        ("`routes=`",),
+        ("ToolErrorMiddleware()", "`routes=`", "`budget=`", "`name=`"),
         {"ToolErrorMiddleware.from_routes([Route(KeyError, on_error), ...])": None},
     ),
     "a route with no handler": Mistake(
@@ -239,7 +267,7 @@ MISTAKES: dict[str, Mistake] = {
         lambda: UntypedBudget(per_tool=3, kinds=()),
         ValueError,
         ("`kinds=()`", "exception, invalid_arguments"),
-        {},
+        {"None": "ErrorBudget(per_tool=3, kinds={fix})"},
     ),
     "a middleware with no handler": Mistake(
         lambda: UntypedMiddleware(),
@@ -295,7 +323,7 @@ MISTAKES: dict[str, Mistake] = {
     "an unknown when_spent": Mistake(
         lambda: UntypedBudget(per_tool=1, when_spent="retry"),
         ValueError,
-        ("`when_spent`", "'retry' (str)", '"stop"', '"tell"'),
+        ("`when_spent`", "'retry' (str)", '"stop"', '"tell"', '"interrupt"'),
         {'when_spent="tell"': "ErrorBudget(per_tool=1, {fix})"},
     ),
     "a when_spent that is not a str": Mistake(
@@ -323,7 +351,11 @@ MISTAKES: dict[str, Mistake] = {
         lambda: UntypedBudget(per_tool=1, message="{tool:d} failed"),
         ValueError,
         ("'{tool:d} failed'", "'d'"),
-        {"{tool}": "ErrorBudget(per_tool=1, message='{fix} failed')", "{count}": None},
+        {
+            "{tool}": "ErrorBudget(per_tool=1, message='{fix} failed')",
+            "{count}": None,
+            "{times}": "ErrorBudget(per_tool=1, message='failed {fix}')",
+        },
     ),
     "no exception types": Mistake(
         lambda: UntypedMiddleware(_handler, exceptions=()),
@@ -361,6 +393,24 @@ MISTAKES: dict[str, Mistake] = {
         ("`on_error`", "_ahandler"),
         {"`aon_error=`": None, "Route(..., aon_error=...)": None},
     ),
+    "listeners given as one function": Mistake(
+        lambda: UntypedMiddleware(report_type_only, listeners=_count_failure),
+        TypeError,
+        ("`listeners`", "(function)"),
+        {"listeners=[count_failure]": "ToolErrorMiddleware(report_type_only, {fix})"},
+    ),
+    "a listener that is not callable": Mistake(
+        lambda: UntypedMiddleware(report_type_only, listeners=[_count_failure, 3]),
+        TypeError,
+        ("`listeners[1]`", "3 (int)", "ToolFailure"),
+        {"def count(failure: ToolFailure) -> None": None},
+    ),
+    "a listener that takes two arguments": Mistake(
+        lambda: UntypedMiddleware(report_type_only, listeners=[_two_arguments]),
+        TypeError,
+        ("`listeners[0]`", "_two_arguments", "ToolFailure"),
+        {"def count(failure: ToolFailure) -> None": None},
+    ),
     "log_handled over an async handler": Mistake(
         lambda: untyped_log_handled(_ahandler),
         TypeError,
@@ -381,11 +431,22 @@ def test_a_wrong_argument_is_refused_naming_it_the_value_given_and_a_fix_that_wo
 
     message = str(raised.value)
     for shown in mistake.shows:
-        assert mentions(message, shown), (shown, message)
+        assert names_exactly(message, shown), (shown, message)
     for fix, applied in mistake.fixes.items():
-        assert mentions(message, fix), (fix, message)
+        assert names_exactly(message, fix), (fix, message)
         if applied is not None:
             apply(applied, fix)  # the fixed call runs without an error
+
+
+def test_a_middleware_s_wrong_exceptions_are_refused_offering_no_failure_kind_it_refuses() -> None:
+    with pytest.raises(TypeError) as raised:
+        UntypedMiddleware(_handler, exceptions="ValueError")
+
+    # A Route takes InvalidArguments beside exceptions; the middleware's `exceptions=` does
+    # not, so offering it here would be a fix that fails.
+    assert not mentions(str(raised.value), "InvalidArguments"), str(raised.value)
+    with pytest.raises(TypeError):
+        UntypedMiddleware(_handler, exceptions=InvalidArguments)
 
 
 # --- what a handler returned ----------------------------------------------------------------
@@ -594,6 +655,7 @@ TEMPLATES = {
         "`weather` is off after 2 failures; {tool} is literal"
     ),
     "`{tool}` failed {times}.": "`weather` failed 2 times.",
+    "{tool} failed {times:>9}": "weather failed   2 times",
 }
 
 

@@ -10,22 +10,39 @@ from unittest import mock
 import langsmith
 import pytest
 from langchain_core.messages import BaseMessage
-from langchain_core.tools import ToolException
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 # langsmith annotates `tracing_context`'s `parent` as a bare `Mapping`, which pyright strict
 # reports as partially unknown.
 from langsmith.run_helpers import tracing_context  # pyright: ignore[reportUnknownVariableType]
 
-from langchain_tool_errors import AOnError, ToolErrorMiddleware
+from langchain_tool_errors import (
+    AOnError,
+    InvalidArguments,
+    Route,
+    ToolErrorMiddleware,
+    UnknownTool,
+)
 from langchain_tool_errors.handlers import (
     LOGGER,
     alog_handled,
     log_handled,
+    report_invalid_fields,
+    report_known_tools,
     report_messages_of,
     report_type_only,
 )
-from tests._agents import PATHS, Path, build_agent, call, failing_tool, run, tool_messages
+from tests._agents import (
+    PATHS,
+    Path,
+    build_agent,
+    call,
+    echo_tool,
+    failing_tool,
+    run,
+    tool_messages,
+)
 
 SECRETS = ("hunter2", "db-7.internal.example.com", "/etc/payments/credentials.yaml")
 LEAKY = ConnectionError(
@@ -288,3 +305,50 @@ def test_alog_handled_lets_what_its_handler_declines_propagate_unlogged(
 
     assert raised.value is LEAKY
     assert [r for r in caplog.records if r.name == LOGGER.name] == []
+
+
+def _lookup_tool() -> BaseTool:
+    """A tool whose two arguments are both `int`s."""
+
+    def lookup(record_id: int, page: int) -> str:
+        return f"record {record_id}, page {page}"
+
+    return StructuredTool.from_function(lookup, description="Look a record up.")
+
+
+NOT_AN_INT = "Input should be a valid integer, unable to parse string as an integer"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_report_invalid_fields_names_each_wrong_argument_and_what_it_expects(path: Path) -> None:
+    agent = build_agent(
+        [_lookup_tool()],
+        [ToolErrorMiddleware.from_routes([Route(InvalidArguments, report_invalid_fields)])],
+        [call("lookup", "c1", record_id="A-17", page="two")],
+    )
+
+    message = tool_messages(run(agent, path))["c1"]
+
+    assert message.content == (
+        f"The arguments of `lookup` do not fit its schema: `record_id`: {NOT_AN_INT}; "
+        f"`page`: {NOT_AN_INT}. Fix them and call it again."
+    )
+    assert message.status == "error"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_report_known_tools_names_the_missing_tool_and_every_tool_of_the_agent(
+    path: Path,
+) -> None:
+    agent = build_agent(
+        [echo_tool("lookup"), echo_tool("search")],
+        [ToolErrorMiddleware.from_routes([Route(UnknownTool, report_known_tools)])],
+        [call("lookkup", "c1", query="x")],
+    )
+
+    message = tool_messages(run(agent, path))["c1"]
+
+    assert message.content == (
+        "There is no tool `lookkup`. The tools you can call are `lookup`, `search`."
+    )
+    assert message.status == "error"

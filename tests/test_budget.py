@@ -135,7 +135,43 @@ def test_stop_ends_the_run_after_the_limit_with_the_tools_last_exception(path: P
     spent = raised.value
     assert (spent.tool, spent.count, spent.limit, spent.scope) == ("weather", 4, 3, "tool")
     assert spent.__cause__ is error
+    assert str(spent).endswith("the last failure of `weather` is chained below.")
     FIGURES.append(f"budget ({path}): a looping model stopped at failure 4 of per_tool=3")
+
+
+def _needs_a_record_id(name: str) -> BaseTool:
+    """A tool with a required `int` argument: a call without it has invalid arguments."""
+
+    def lookup(record_id: int) -> str:
+        return f"record {record_id}"
+
+    return StructuredTool.from_function(lookup, name=name, description="Look a record up.")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_budget_spent_by_invalid_arguments_names_that_kind_and_chains_nothing(
+    path: Path,
+) -> None:
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
+    agent = agent_with(
+        [_needs_a_record_id("lookup")], [middleware], calling(lambda t: ["lookup"], 4)
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    spent = raised.value
+    assert (spent.tool, spent.count, spent.kind, spent.__cause__) == (
+        "lookup",
+        2,
+        "invalid_arguments",
+        None,
+    )
+    message = str(spent)
+    assert message.endswith(
+        "The run is stopped; the last failure was a call with invalid arguments (`lookup`)."
+    )
+    assert "exception" not in message
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -660,6 +696,13 @@ def test_the_repr_of_a_budget_shows_the_kinds_it_counts_and_only_those_it_narrow
         "kinds=('exception', 'unknown_tool'))"
     )
     assert "kinds" not in repr(ErrorBudget(per_tool=3))
+
+
+def test_the_repr_of_a_budget_shows_a_consecutive_limit_only_when_it_has_one() -> None:
+    assert repr(ErrorBudget(consecutive=3, when_spent="tell")) == (
+        "ErrorBudget(per_tool=None, per_run=None, consecutive=3, when_spent='tell')"
+    )
+    assert "consecutive" not in repr(ErrorBudget(per_run=3))
 
 
 def test_a_route_budget_that_is_not_an_error_budget_fails_at_construction() -> None:

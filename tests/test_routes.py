@@ -14,10 +14,17 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import ContentBlock, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from langchain_tool_errors import ErrorBudget, Route, SyncCapable, ToolErrorMiddleware
+from langchain_tool_errors import (
+    ErrorBudget,
+    InvalidArguments,
+    Route,
+    SyncCapable,
+    ToolErrorMiddleware,
+)
 from langchain_tool_errors.handlers import report_type_only
 from tests._agents import (
     PATHS,
@@ -582,3 +589,26 @@ def test_a_routes_repr_shows_its_exceptions_tools_and_budget() -> None:
     assert repr(budgeted).endswith(
         "tools=None, budget=ErrorBudget(per_tool=2, per_run=None, when_spent='stop'))"
     )
+
+
+def _needs_a_record_id() -> BaseTool:
+    """A tool with a required `int` argument: a call without it has invalid arguments."""
+
+    def lookup(record_id: int) -> str:
+        return f"record {record_id}"
+
+    return StructuredTool.from_function(lookup, description="Look a record up.")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_route_for_a_failure_kind_and_an_exception_handles_both(path: Path) -> None:
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route((InvalidArguments, TimeoutError), says("routed"))]
+    )
+    agent = build_agent(
+        [_needs_a_record_id(), TOOLS[0]], [middleware], [call("lookup", "l"), call("search", "s")]
+    )
+
+    contents = {i: m.content for i, m in tool_messages(run(agent, path)).items()}
+
+    assert contents == {"l": "routed: InvalidArguments", "s": "routed: TimeoutError"}

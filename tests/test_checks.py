@@ -11,18 +11,29 @@ import gc
 import warnings
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import pytest
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 # The package's Route, named apart from this module's own (a handler and a path).
+from langchain_tool_errors import InvalidArguments, ToolErrorMiddleware, ToolFailure
 from langchain_tool_errors import Route as ExceptClause
-from langchain_tool_errors import ToolErrorMiddleware
-from tests._agents import Path, build_agent, call, echo_tool, failing_tool, run
+from tests._agents import (
+    PATHS,
+    Path,
+    build_agent,
+    call,
+    echo_tool,
+    failing_tool,
+    run,
+    tool_messages,
+)
 from tests.conftest import FIGURES
 
 
@@ -299,7 +310,7 @@ def test_aon_error_returning_a_non_awaitable_fails_chained_at_call_time() -> Non
     checkpointer = InMemorySaver()
     agent = build_agent(
         [failing_tool("search", tool_error)],
-        [ToolErrorMiddleware(aon_error=sync_handler)],  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+        [ToolErrorMiddleware(aon_error=sync_handler)],  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
         [call("search", "c1")],
         checkpointer=checkpointer,
     )
@@ -352,3 +363,84 @@ def test_a_list_shows_four_items_a_dict_four_entries_and_two_levels() -> None:
     assert "{1: 1, 2: 2, 3: 3, 4: 4}" in _message(tools={i: i for i in range(1, 5)})
     assert "[[...]]" in _message(exceptions=[[[1]]])
     assert "[[1]]" in _message(exceptions=[[1]])
+
+
+# --- failures that are not exceptions, and listeners --------------------------------------
+
+# The package's Route as code that skips the type checker sees it, to pass a sync `aon_error`.
+UntypedClause: Any = ExceptClause
+
+
+def _needs_a_record_id() -> BaseTool:
+    """A tool with a required `int` argument: a call without it has invalid arguments."""
+
+    def lookup(record_id: int) -> str:
+        return f"record {record_id}"
+
+    return StructuredTool.from_function(lookup, description="Look a record up.")
+
+
+def test_a_routes_aon_error_returning_no_awaitable_for_invalid_arguments_is_refused() -> None:
+    middleware = ToolErrorMiddleware.from_routes(
+        [UntypedClause(InvalidArguments, aon_error=sync_handler)]
+    )
+    agent = build_agent([_needs_a_record_id()], [middleware], [call("lookup", "c1")])
+
+    with pytest.raises(TypeError) as raised:
+        run(agent, "async")
+
+    assert "`aon_error`" in str(raised.value)
+    assert "'handled' (str)" in str(raised.value)
+    assert raised.value.__cause__ is None  # the failure is not an exception to chain
+
+
+class Canned(str, Enum):  # noqa: UP042  # not StrEnum: str() of this one is its name
+    """A handler's canned reply: a `str` member, whose `str()` is not its text."""
+
+    BAD_ARGUMENTS = "call lookup with a record_id"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_str_subclass_replacing_a_failure_s_message_is_sent_as_plain_text(path: Path) -> None:
+    def canned(failure: InvalidArguments, request: ToolCallRequest) -> str:
+        return Canned.BAD_ARGUMENTS
+
+    async def acanned(failure: InvalidArguments, request: ToolCallRequest) -> str:
+        return Canned.BAD_ARGUMENTS
+
+    middleware = ToolErrorMiddleware.from_routes(
+        [ExceptClause(InvalidArguments, canned, aon_error=acanned)]
+    )
+    agent = build_agent([_needs_a_record_id()], [middleware], [call("lookup", "c1")])
+
+    message = tool_messages(run(agent, path))["c1"]
+
+    assert type(message.content) is str
+    assert f"{message.content}" == "call lookup with a record_id"
+
+
+class Unreadable:
+    """A listener whose signature `inspect` cannot read, as some builtins' cannot be."""
+
+    __signature__ = "unreadable"
+
+    def __init__(self) -> None:
+        self.tools: list[str] = []
+
+    def __call__(self, failure: ToolFailure) -> None:
+        self.tools.append(failure["tool"])
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_listener_whose_signature_cannot_be_read_is_trusted_and_told_each_failure(
+    path: Path,
+) -> None:
+    listener = Unreadable()
+    middleware = ToolErrorMiddleware(sync_handler, listeners=[listener])
+    agent = build_agent(
+        [failing_tool("search", KeyError("k"))], [middleware], [call("search", "c1")]
+    )
+
+    run(agent, path)
+
+    assert listener.tools == ["search"]

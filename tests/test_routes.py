@@ -13,7 +13,8 @@ import re
 from typing import Any
 
 import pytest
-from langchain_core.messages import ContentBlock, ToolMessage
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+from langchain_core.messages import AIMessage, ContentBlock, InvalidToolCall, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -21,13 +22,16 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langchain_tool_errors import (
     ErrorBudget,
     InvalidArguments,
+    MalformedToolCall,
     Route,
     SyncCapable,
     ToolErrorMiddleware,
 )
 from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import (
     PATHS,
+    Agent,
     Calls,
     Path,
     build_agent,
@@ -200,6 +204,38 @@ def test_a_middleware_with_an_async_only_route_refuses_the_sync_path_before_tool
     message = asyncio.run(middleware.awrap_tool_call(request, _araise(TimeoutError())))
     assert isinstance(message, ToolMessage)
     assert message.content == "async: TimeoutError"
+
+
+def test_an_async_only_route_refuses_the_sync_path_for_a_failure_met_after_the_model() -> None:
+    # A reply of only malformed calls runs no tool: the model hook meets the failure, and on
+    # the sync path the route's async handler cannot answer it, so the run is refused there
+    # too, naming the route, the tool and the fix, where it would otherwise get langchain's
+    # answer on invoke and the route's on ainvoke.
+    cut = InvalidToolCall(
+        name="echo", args='{"query": "x', id="m1", error="cut short", type="invalid_tool_call"
+    )
+
+    async def answer(failure: MalformedToolCall, request: ToolCallRequest) -> str:
+        return "answered by the route"
+
+    middleware = ToolErrorMiddleware.from_routes([Route(MalformedToolCall, aon_error=answer)])
+
+    def agent() -> Agent:
+        script = [AIMessage("", invalid_tool_calls=[cut]), AIMessage("done")]
+        built: Agent = create_agent(
+            ScriptedChatModel(script=script), tools=[echo_tool()], middleware=[middleware]
+        )
+        return built
+
+    with pytest.raises(NotImplementedError) as refused:
+        run(agent(), "sync")
+
+    message = str(refused.value)
+    assert "position 0" in message
+    assert "`echo`" in message
+    assert "`ainvoke`/`astream`" in message
+    assert "sync `on_error`" in message
+    assert tool_messages(run(agent(), "async"))["m1"].text == "answered by the route"
 
 
 def _araise(error: Exception) -> Any:

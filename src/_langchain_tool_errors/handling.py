@@ -43,11 +43,25 @@ def error_message(
 def _ask(
     route: RouteHandlers, failure: Exception | ReportedFailure, request: ToolCallRequest
 ) -> object:
-    """The route's sync handler's content for a failure (`None` to decline)."""
-    # Every route of a sync-capable middleware has an `on_error`; an async-only route
-    # gives nothing on the sync path.
-    on_error = route[0]
-    return None if on_error is None else on_error(failure, request)
+    """The route's sync handler's content for a failure.
+
+    Raises:
+        NotImplementedError: The route has only an async handler. Its middleware is
+            `AsyncOnly`, whose tool-call hook refuses the sync path before any tool runs;
+            this is a failure met in a model hook (a reply of only malformed calls, an
+            answer another middleware wrote), which would otherwise go unanswered by it.
+    """
+    on_error, _, position = route
+    if on_error is None:
+        msg = (
+            f"The route at position {position} of this middleware has only an async handler "
+            f"(`aon_error`), and the agent is running on the sync path (invoke/stream), so "
+            f"it cannot answer this failure of `{tool_name(request)}`. Run the agent with "
+            f"`ainvoke`/`astream`, or give the route a sync `on_error` too."
+        )
+        cause = failure if isinstance(failure, Exception) else None
+        raise NotImplementedError(msg) from cause
+    return on_error(failure, request)
 
 
 async def _aask(

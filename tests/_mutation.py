@@ -12,7 +12,7 @@ is then mutated like every other function.
 Prints mutmut's survivors and one summary line: killed / total, and what survived. The copy
 is left in a temporary directory, named at the end, for `mutmut show` and `mutmut browse`.
 
-    python -m tests._mutation            # the whole run (5 to 15 minutes on 2 cores)
+    python -m tests._mutation            # the whole run (about 85 minutes on 2 cores)
     python -m tests._mutation -k NAME    # only mutants whose name contains NAME (repeatable)
 """
 

@@ -8,16 +8,18 @@ good, and parallel calls of one step in either order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
+from typing_extensions import override
 
 from _langchain_tool_errors.budget import BudgetState
 from langchain_tool_errors import (
@@ -466,3 +468,74 @@ def test_a_tool_held_for_failures_in_a_row_runs_again_when_a_person_says_go_on(
     assert runs == ["fail", "fail", "ok"]
     assert [p.value["call_id"] for p in paused["__interrupt__"]] == ["s2-0"]
     assert result["messages"][-1].text == "done"
+
+
+def picturing_tool() -> BaseTool:
+    """`flaky(outcome)` whose success is a `Command` adding a user message after its answer
+    (the way a tool hands the model an image)."""
+
+    def flaky(outcome: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        """Take a picture of a service that is sometimes down."""
+        if outcome == "fail":
+            raise ConnectionError("the service is down")
+        answer = ToolMessage("the picture follows", tool_call_id=tool_call_id, name="flaky")
+        return Command(update={"messages": [answer, HumanMessage("[the picture]")]})
+
+    return StructuredTool.from_function(flaky)
+
+
+class Reminding(AgentMiddleware[AgentState[Any], None]):
+    """Listed first, so its hook before the model runs before ours: adds a message after
+    the step's answers."""
+
+    @override
+    def before_model(self, state: AgentState[Any], runtime: Runtime[None]) -> dict[str, Any] | None:
+        if isinstance(state["messages"][-1], ToolMessage):
+            return {"messages": [HumanMessage("Keep it short.")]}
+        return None
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("between", ["a tool's Command", "a hook before the model"])
+def test_a_success_ends_the_row_whatever_message_comes_after_the_steps_answers(
+    path: Path, between: str
+) -> None:
+    # fail, ok, fail, fail: never more than two in a row, with a message between the step's
+    # answers and the hook that puts the rows in call order.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    pictures = between == "a tool's Command"
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=turns(["fail"], ["ok"], ["fail"], ["fail"])),
+        tools=[picturing_tool() if pictures else flaky_tool()],
+        middleware=[in_a_row(2)] if pictures else [Reminding(), in_a_row(2)],
+    )
+
+    assert run(agent, path)["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_persons_answer_in_place_of_the_tool_ends_the_row_as_a_success_does(path: Path) -> None:
+    # The model reads a success for that call: HumanInTheLoopMiddleware's "respond" between
+    # two failures starts the count again, so fail, fail, respond, fail, fail stays within 2.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    steps = [["fail"], ["fail"], ["ok"], ["fail"], ["fail"]]
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=turns(*steps)),
+        tools=[flaky_tool()],
+        middleware=[HumanInTheLoopMiddleware({"flaky": True}), in_a_row(2)],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "respond"}}
+    approve: dict[str, Any] = {"decisions": [{"type": "approve"}]}
+    respond: dict[str, Any] = {"decisions": [{"type": "respond", "message": "It is up."}]}
+
+    run(agent, path, config=config)
+    for decision in [approve, approve, respond, approve]:
+        run(agent, path, Command(resume=decision), config)
+    result = run(agent, path, Command(resume=approve), config)
+
+    assert result["messages"][-1].text == "done"
+    assert tool_messages(result)["s2-0"].text == "It is up."  # the tool did not run

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.budget import (
@@ -260,25 +260,28 @@ class Accounts:
         Parallel calls of one step each see the counts from before the step, so a success
         cannot end its tool's row as it runs: a failure of the same tool before it in the
         reply may be running beside it. Its success writes nothing; here, before the next
-        model call, each tool that succeeded in the step keeps in its row only the failures
-        marked after its last success in the reply (none, for a tool whose failures all
-        came before), and the marks go. `None` when nothing changes: no row counted and
-        no mark, or no success of a tool with a row.
+        model call, each tool whose call in the step was answered as a success (not an
+        error: the tool's result, or an answer given in its place) keeps in its row only
+        the failures marked after its last such call in the reply (none, for a tool whose
+        failures all came before), and the marks go. `None` when nothing changes: no row
+        counted and no mark, or no success of a tool with a row.
         """
         if not self._rows:
             return None
         counts: Mapping[str, int] | None = state.get(COUNTS_KEY)
         if not counts or not any(value and _ROW in key for key, value in counts.items()):
             return None  # no failure in a row counted, and no failure marked
+        # The model's last reply and the answers after it. Other messages may come between
+        # (a tool's `Command` that adds one, a hook before the model that adds one).
         succeeded: set[str] = set()
+        calls: Sequence[ToolCall] = ()
         messages: Sequence[object] = state.get("messages") or ()
-        reply: object = None
-        for reply in reversed(messages):
-            if not isinstance(reply, ToolMessage):
+        for message in reversed(messages):
+            if isinstance(message, AIMessage):
+                calls = message.tool_calls
                 break
-            if reply.status != "error":
-                succeeded.add(reply.tool_call_id)
-        calls = reply.tool_calls if isinstance(reply, AIMessage) else ()
+            if isinstance(message, ToolMessage) and message.status != "error":
+                succeeded.add(message.tool_call_id)
         place = {call["id"]: at for at, call in enumerate(calls) if call["id"] is not None}
         # Each tool's last success in the reply: a later call of it replaces an earlier one.
         last_success = {

@@ -310,7 +310,7 @@ def test_aon_error_returning_a_non_awaitable_fails_chained_at_call_time() -> Non
     checkpointer = InMemorySaver()
     agent = build_agent(
         [failing_tool("search", tool_error)],
-        [ToolErrorMiddleware(aon_error=sync_handler)],  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+        [ToolErrorMiddleware(aon_error=sync_handler)],  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
         [call("search", "c1")],
         checkpointer=checkpointer,
     )

@@ -539,3 +539,57 @@ def test_a_persons_answer_in_place_of_the_tool_ends_the_row_as_a_success_does(pa
 
     assert result["messages"][-1].text == "done"
     assert tool_messages(result)["s2-0"].text == "It is up."  # the tool did not run
+
+
+def two_tool_agent(middleware: list[Any], script: list[AIMessage]) -> Agent:
+    """`flaky` and `other` (which always answers), with `middleware`."""
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    def other() -> str:
+        """Another service, always up."""
+        return "fine"
+
+    built: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[flaky_tool(), StructuredTool.from_function(other)],
+        middleware=middleware,
+    )
+    return built
+
+
+def step(*calls: tuple[str, str | None]) -> AIMessage:
+    """One reply: `("flaky", outcome)` or `("other", None)` per call, ids in order."""
+    return AIMessage(
+        "",
+        tool_calls=[
+            call(name, f"{name}-{i}", **({} if outcome is None else {"outcome": outcome}))
+            for i, (name, outcome) in enumerate(calls)
+        ],
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_each_tool_that_succeeded_in_a_step_ends_its_own_row(path: Path) -> None:
+    # `other`'s success comes first and it has no row: `flaky`'s row still ends.
+    script = [step(("flaky", "fail")), step(("other", None), ("flaky", "ok"))]
+    agent = two_tool_agent([in_a_row(1)], [*script, step(("flaky", "fail")), DONE])
+
+    assert run(agent, path)["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_row_ends_in_the_step_where_another_middleware_also_answered_a_call(
+    path: Path,
+) -> None:
+    # The limit blocks `other` in the step where `flaky` succeeds: the hook before the model
+    # both counts the block and ends `flaky`'s row, so the next failure is the first again.
+    from langchain.agents.middleware import ToolCallLimitMiddleware
+
+    limit = ToolCallLimitMiddleware(tool_name="other", run_limit=0, exit_behavior="continue")
+    script = [step(("flaky", "fail")), step(("flaky", "ok"), ("other", None))]
+    agent = two_tool_agent([in_a_row(1), limit], [*script, step(("flaky", "fail")), DONE])
+
+    result = run(agent, path)
+
+    assert result["messages"][-1].text == "done"
+    assert tool_messages(result)["other-1"].status == "error"  # the limit's block

@@ -997,3 +997,42 @@ def test_an_async_only_middleware_with_an_interrupt_budget_pauses_before_the_hel
     assert len(runs) == 2  # the second failure spent the budget; the third call waits
     [pause] = paused["__interrupt__"]
     assert (pause.value["tool"], pause.value["count"]) == ("weather", 2)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_middlewares_budget_counts_a_kind_a_routes_own_budget_leaves_out(path: Path) -> None:
+    # The route's own budget counts only errors tools report; the middleware's counts every
+    # kind, so the route's exceptions spend it at the second failure.
+    runs: list[str] = []
+    reported: tuple[FailureKind, ...] = ("tool_reported",)
+    own = ErrorBudget(per_tool=5, kinds=reported)
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(LookupError, report_type_only, budget=own)], budget=ErrorBudget(per_tool=1)
+    )
+    agent = agent_with([counted("weather", runs)], [middleware], calling(lambda t: ["weather"], 4))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path)
+
+    assert (spent.value.route, spent.value.count, len(runs)) == (None, 2, 2)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_malformed_call_of_a_closed_tool_is_told_the_count_the_tool_was_closed_at(
+    path: Path,
+) -> None:
+    runs: list[str] = []
+    budget = ErrorBudget(per_tool=1, when_spent="tell", message="`{tool}` is off ({count}).")
+    middleware = ToolErrorMiddleware(report_type_only, budget=budget)
+    cut = {"name": "weather", "args": '{"query": "Os', "id": "cut", "error": None}
+    script = [
+        AIMessage("", tool_calls=[call("weather", "w1")]),
+        AIMessage("", tool_calls=[call("weather", "w2")]),
+        AIMessage("", invalid_tool_calls=[cut]),
+        AIMessage("done"),
+    ]
+    agent = agent_with([counted("weather", runs)], [middleware], script)
+
+    result = run(agent, path)
+
+    assert errors(result)[1:] == ["`weather` is off (2).", "`weather` is off (2)."]

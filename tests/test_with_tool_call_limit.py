@@ -343,3 +343,52 @@ def test_a_stop_beside_the_limits_blocks_answers_each_blocked_call_once(
     messages: list[BaseMessage] = graph.get_state(config).values["messages"]
     counts = answer_counts(messages)
     assert (counts["e2"], counts["e3"]) == (1, 1)
+
+
+def blocking_agent(ours: ToolErrorMiddleware, steps: list[int]) -> Agent:
+    """`echo` blocked by a limit of none: one reply per step, of that many parallel calls."""
+    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    limit = ToolCallLimitMiddleware(tool_name="echo", run_limit=0, exit_behavior="continue")
+    script = [
+        AIMessage("", tool_calls=[call("echo", f"s{n}-{i}") for i in range(calls)])
+        for n, calls in enumerate(steps)
+    ]
+    model = ScriptedChatModel(script=[*script, AIMessage("done")])
+    middleware: list[Any] = [ours, limit]
+    built: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
+    return built
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(("steps", "count"), [([3], 3), ([2, 1], 3)])
+def test_every_block_of_a_step_counts_in_the_step_and_after_it(
+    path: Path, steps: list[int], count: int
+) -> None:
+    # Three blocks in one step: the third passes a limit of two at once. Two blocks, then
+    # one more: both of the first step's are kept in the run's count.
+    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(blocking_agent(ours, steps), path)
+
+    assert (spent.value.tool, spent.value.count, spent.value.limit) == ("echo", count, 2)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_routes_own_budget_counts_the_blocks_that_route_takes(path: Path) -> None:
+    ours = ToolErrorMiddleware.from_routes(
+        [
+            Route(InnerMiddlewareError, _blocked, budget=ErrorBudget(per_tool=1)),
+            Route(Exception, report_type_only),
+        ]
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(blocking_agent(ours, [1, 1]), path)
+
+    stop = spent.value
+    assert (stop.route, stop.count, stop.kind) == (0, 2, "inner_middleware")
+    assert stop.failure is not None
+    assert (stop.failure["call_id"], stop.failure["route"]) == ("s1-0", 0)

@@ -593,3 +593,20 @@ def test_a_row_ends_in_the_step_where_another_middleware_also_answered_a_call(
 
     assert result["messages"][-1].text == "done"
     assert tool_messages(result)["other-1"].status == "error"  # the limit's block
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_counts_written_with_a_row_put_in_order_keep_every_other_count(path: Path) -> None:
+    # The step where `flaky` succeeds and the limit blocks `other` writes the whole counts:
+    # `flaky`'s failures in the run are kept, so its third failure spends `per_tool=2`.
+    from langchain.agents.middleware import ToolCallLimitMiddleware
+
+    limit = ToolCallLimitMiddleware(tool_name="other", run_limit=0, exit_behavior="continue")
+    script = [step(("flaky", "fail")), step(("flaky", "ok"), ("other", None))]
+    script += [step(("flaky", "fail")), step(("flaky", "fail")), DONE]
+    agent = two_tool_agent([in_a_row(1, per_tool=2), limit], script)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path)
+
+    assert (spent.value.scope, spent.value.count) == ("tool", 3)

@@ -490,3 +490,30 @@ def test_a_run_raised_drops_its_other_calls_causes_and_the_oldest_runs_go_first(
     keep_cause("mw", spent[2], "c1", config_of("f", "tools:1"))
     assert raised("mw", stop_for("c1"), config_of("d", "x:4")) is not spent[0]
     assert raised("mw", stop_for("c1"), config_of("e", "x:4")) is spent[1]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_stop_an_inner_middleware_answers_with_is_no_failure_to_the_outer_one(
+    path: Path,
+) -> None:
+    # The outer middleware records the inner one's answer to the first failure; the stop's
+    # answer to the second is the package's own, which it lets pass, as it lets a success.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    outer = ToolErrorMiddleware(report_type_only, record_failures=True, name="outer")
+    inner = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1), name="inner")
+    script = [AIMessage("", tool_calls=[call("weather", f"w{n}")]) for n in (1, 2)]
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[*script, AIMessage("done")]),
+        tools=[failing_tool("weather", LookupError("no forecast"))],
+        middleware=[outer, inner],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "stacked"}}
+
+    with pytest.raises(ToolErrorBudgetExceeded):
+        run(agent, path, config=config)
+
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    failures = graph.get_state(config).values["tool_failures"]
+    assert [(f["call_id"], f["middleware"]) for f in failures] == [("w1", "outer")]

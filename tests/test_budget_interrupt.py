@@ -834,3 +834,25 @@ def test_after_both_stacked_middleware_release_the_tool_its_next_call_runs(path:
     assert len(runs) == 4
     assert tool_messages(done)["c-4"].text == FAILED
     assert done["messages"][-1].text == "done"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_stop_at_a_cut_short_call_answers_it_as_a_call_a_person_stopped(path: Path) -> None:
+    # The third cut-short call is the held tool's next call: the run pauses after the
+    # model, and the person's stop answers that call as one that did not run.
+    malformed: tuple[FailureKind, ...] = ("malformed_call",)
+    budget = ErrorBudget(per_tool=1, when_spent="interrupt", kinds=malformed)
+    script: list[AIMessage | Repeat] = [cut_short("m1"), cut_short("m2"), cut_short("m3")]
+    agent = scripted_agent(script, [weather_tool([])], budget)
+    paused = run(agent, path, config=CONFIG)
+    assert paused_with(paused)["call_id"] == "m3"
+
+    with pytest.raises(ToolErrorBudgetExceeded):
+        resume(agent, path, {"type": "stop"})
+
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    answer = tool_messages(graph.get_state(CONFIG).values)["m3"]
+    assert answer.text == (
+        "This call to `weather` did not run: a person stopped the run when the error budget "
+        "was spent (2 failures of `weather` in this run, over the limit of 1)."
+    )

@@ -1766,6 +1766,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         holds: dict[str, HeldTool | None] = {}
         records: list[ToolFailure] = []
         update: dict[str, Any] = {}
+        by_person = False  # whether a person's "stop" at a pause is what stops the run
         for index, (failure, request, reply, route, replaces) in enumerate(found):
             answer = reply
             outcome: FailureOutcome = "answered"
@@ -1782,6 +1783,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
                         answer = _person_s_answer(text, _call_id(request), tool_name(request))
                         spent = None
                     elif decision["type"] == "stop":
+                        by_person = True
                         raise _person_s_stop(held[1])
                     else:  # go on: the tool's counts start again, and count this failure
                         released = Accounts.released(*held)
@@ -1793,7 +1795,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
                     stop.failure = failure_record(self._name, failure, request, route, "stopped")
                     if recorder is not None:
                         records.append(stop.failure)
-                    stopped = self._stopped(stop, state, found[index:])
+                    stopped = self._stopped(stop, state, found[index:], by_person=by_person)
                     messages += stopped
                     for answer in stopped:  # this middleware's own answers now
                         marks.update(own(answer.tool_call_id))
@@ -1833,26 +1835,35 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         return update or None, records
 
     def _stopped(
-        self, stop: ToolErrorBudgetExceeded, state: Any, left: list[_Settled]
+        self,
+        stop: ToolErrorBudgetExceeded,
+        state: Any,
+        left: list[_Settled],
+        *,
+        by_person: bool = False,
     ) -> list[ToolMessage]:
         """The answers when a failure met in a model hook stops the run.
 
         The stopping call and the malformed calls after it, then the reply's valid calls
         that nothing has answered: none of them runs. When an answer written elsewhere
-        spends the budget, every call already has its answer, and keeps it.
+        spends the budget, every call already has its answer, and keeps it. `by_person`:
+        a person stopped the run at the stopping call's pause, and each answer says so.
         """
         stopping, replaces = _call_id(left[0][1]), left[0][4]
         keep_cause(self._name, stop, stopping, running_config())
         if replaces is not None:
             return []  # every call has its answer, the stopping one the one written for it
         kept = stop_of(stop, stopping)
-        answers = [stopped_answer(kept, stopping, tool_name(left[0][1]))]
-        answers += [stopped_answer(kept, _call_id(r), tool_name(r)) for _, r, _, _, _ in left[1:]]
+        answers = [stopped_answer(kept, stopping, tool_name(left[0][1]), by_person=by_person)]
+        answers += [
+            stopped_answer(kept, _call_id(r), tool_name(r), by_person=by_person)
+            for _, r, _, _, _ in left[1:]
+        ]
         reply, answered = last_reply(state)
         for call in () if reply is None else reply.tool_calls:
             call_id = call["id"]
             if call_id is not None and call_id not in answered:
-                answers.append(stopped_answer(kept, call_id, call["name"]))
+                answers.append(stopped_answer(kept, call_id, call["name"], by_person=by_person))
         return answers
 
     def _reset(self, state: Any) -> dict[str, Any]:

@@ -610,3 +610,30 @@ def test_the_counts_written_with_a_row_put_in_order_keep_every_other_count(path:
         run(agent, path)
 
     assert (spent.value.scope, spent.value.count) == ("tool", 3)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_persons_answer_at_a_pause_ends_the_row_as_a_success_does(path: Path) -> None:
+    # The route's budget holds `flaky` after its second failure; the person answers the
+    # third call in its place, then lets the fourth run: it fails, the first in a row again.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    holding = ErrorBudget(per_tool=1, when_spent="interrupt")
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(ConnectionError, report_type_only, budget=holding)],
+        budget=ErrorBudget(consecutive=2),
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=turns(["fail"], ["fail"], ["ok"], ["fail"])),
+        tools=[flaky_tool()],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "answered"}}
+
+    run(agent, path, config=config)  # two failures; the third call waits
+    run(agent, path, Command(resume={"type": "answer", "text": "It is up."}), config)
+    result = run(agent, path, Command(resume={"type": "go_on"}), config)
+
+    assert result["messages"][-1].text == "done"
+    assert tool_messages(result)["s2-0"].text == "It is up."

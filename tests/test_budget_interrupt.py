@@ -103,6 +103,21 @@ def scripted_agent(
     return built
 
 
+def stacked_pausing_agent(runs: list[str], calls: int) -> Agent:
+    """Two middleware, "outer" and "inner", each holding `weather` at its second failure;
+    the model calls it `calls` times, then says "done"."""
+    budget = ErrorBudget(per_tool=1, when_spent="interrupt")
+    outer = ToolErrorMiddleware(report_type_only, budget=budget, name="outer")
+    inner = ToolErrorMiddleware(report_type_only, budget=budget, name="inner")
+    built: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(CALL, times=calls), AIMessage("done")]),
+        tools=[weather_tool(runs)],
+        middleware=[outer, inner],
+        checkpointer=InMemorySaver(),
+    )
+    return built
+
+
 def cut_short(*ids: str) -> AIMessage:
     """A reply of calls to `weather` whose arguments were cut short (not JSON)."""
     return AIMessage(
@@ -763,15 +778,7 @@ def test_two_stacked_middleware_each_keep_their_hold_of_one_tool(path: Path) -> 
     # Both count the same failures and both hold the tool at the second: the outer one's
     # answer goes back with the inner one's update, and neither hold may be lost there.
     runs: list[str] = []
-    budget = ErrorBudget(per_tool=1, when_spent="interrupt")
-    outer = ToolErrorMiddleware(report_type_only, budget=budget, name="outer")
-    inner = ToolErrorMiddleware(report_type_only, budget=budget, name="inner")
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=[Repeat(CALL, times=3), AIMessage("done")]),
-        tools=[weather_tool(runs)],
-        middleware=[outer, inner],
-        checkpointer=InMemorySaver(),
-    )
+    agent = stacked_pausing_agent(runs, calls=3)
 
     first = run(agent, path, config=CONFIG)
     second = resume(agent, path, {"type": "go_on"})
@@ -816,15 +823,7 @@ def test_a_released_call_answering_with_a_command_that_goes_elsewhere_keeps_the_
 @pytest.mark.parametrize("path", PATHS)
 def test_after_both_stacked_middleware_release_the_tool_its_next_call_runs(path: Path) -> None:
     runs: list[str] = []
-    budget = ErrorBudget(per_tool=1, when_spent="interrupt")
-    outer = ToolErrorMiddleware(report_type_only, budget=budget, name="outer")
-    inner = ToolErrorMiddleware(report_type_only, budget=budget, name="inner")
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=[Repeat(CALL, times=4), AIMessage("done")]),
-        tools=[weather_tool(runs)],
-        middleware=[outer, inner],
-        checkpointer=InMemorySaver(),
-    )
+    agent = stacked_pausing_agent(runs, calls=4)
     run(agent, path, config=CONFIG)
     resume(agent, path, {"type": "go_on"})
 

@@ -1820,12 +1820,13 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
                 messages.append(answer if replaces is None else _keeping(answer, replaces))
         if messages:
             update["messages"] = messages
-        for key in started_again:  # the count a person's "go on" reset, and what came after
-            increments[key] = set_to(counts.get(key, 0))
-        if ordered is not None:
+        if ordered is not None:  # the whole counts, releases and this hook's failures in them
             update[COUNTS_KEY] = Overwrite(counts)
-        elif increments:
-            update[COUNTS_KEY] = increments
+        else:
+            for key in started_again:  # the count a person's "go on" reset, and what came after
+                increments[key] = set_to(counts.get(key, 0))
+            if increments:
+                update[COUNTS_KEY] = increments
         if marks:
             update[SETTLED_KEY] = marks
         if holds:

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypeAlias
 
 from langchain.agents.middleware.types import PrivateStateAttr
 from langgraph.types import interrupt
+from pydantic import ConfigDict, Field, ValidationError, with_config
 
 # pydantic validates a resume value against `BudgetDecision` (`interrupt`'s response
 # schema), and takes only typing_extensions' TypedDict on Python 3.11.
@@ -119,6 +120,12 @@ class BudgetPause(TypedDict):
     refused: NotRequired[str]
 
 
+_NO_OTHER_KEYS = ConfigDict(extra="forbid")
+"""A decision has only its own keys: pydantic refuses text on a "go on", as a type checker does,
+rather than dropping it unread."""
+
+
+@with_config(_NO_OTHER_KEYS)
 class GoOnDecision(TypedDict):
     """A person's "go on": the tool's counts start again, and the waiting call runs.
 
@@ -138,6 +145,7 @@ class GoOnDecision(TypedDict):
     type: Literal["go_on"]
 
 
+@with_config(_NO_OTHER_KEYS)
 class AnswerDecision(TypedDict):
     """A person's answer: the model reads `text` in place of the tool's result.
 
@@ -160,6 +168,7 @@ class AnswerDecision(TypedDict):
     text: str
 
 
+@with_config(_NO_OTHER_KEYS)
 class StopDecision(TypedDict):
     """A person's stop: the run stops with `ToolErrorBudgetExceeded`.
 
@@ -185,8 +194,9 @@ BudgetDecision: TypeAlias = GoOnDecision | AnswerDecision | StopDecision
 
 One of `{"type": "go_on"}` (`GoOnDecision`), `{"type": "answer", "text": "..."}`
 (`AnswerDecision`) and `{"type": "stop"}` (`StopDecision`). It is also the pause's
-`response_schema`, so langgraph refuses any other value before it is kept; an answer whose
-text is blank pauses the run again (see `BudgetPause`'s `refused`).
+`response_schema`, so langgraph refuses any other value before it is kept (one with a key its
+type does not have too: text on a "go on"); an answer whose text is blank pauses the run
+again (see `BudgetPause`'s `refused`).
 
 Example:
     ```python
@@ -205,10 +215,12 @@ Example:
     ```
 """
 
-_DECISION_SCHEMA: Any = BudgetDecision
-"""The schema langgraph validates a resume value against (pydantic takes the union).
+_DECISION_SCHEMA: Any = Annotated[BudgetDecision, Field(discriminator="type")]
+"""The schema langgraph validates a resume value against: the union, told apart by `type`.
 
-Typed `Any`: `interrupt()`'s overloads take a class, and the decision is a union of three.
+With the discriminator, pydantic's error for a wrong value is one line that names the
+three types there are (or the field missing from the one given), not one per member of
+the union. Typed `Any`: `interrupt()`'s overloads take a class.
 """
 
 DECISIONS = ('{"type": "go_on"}', '{"type": "answer", "text": "..."}', '{"type": "stop"}')
@@ -248,14 +260,23 @@ def ask(pause: BudgetPause) -> BudgetDecision:
     """Pause the run with `pause` for a person; on resume, their decision.
 
     langgraph refuses a value that is not a `BudgetDecision` before saving it (the
-    `response_schema`), and the pause stays. A value it lets through and this refuses (an
-    answer whose text is blank) is already saved as this pause's answer, so raising would
-    answer every later resume with it too: the run pauses again instead, with the same
-    payload and, under `refused`, why.
+    `response_schema`): its `ValidationError` goes up with a note saying which call waits
+    and what to resume with, and the pause stays. A value it lets through and this refuses
+    (an answer whose text is blank) is already saved as this pause's answer, so raising
+    would answer every later resume with it too: the run pauses again instead, with the
+    same payload and, under `refused`, why.
     """
     asked = pause
     while True:
-        value: object = interrupt(asked, response_schema=_DECISION_SCHEMA)
+        try:
+            value: object = interrupt(asked, response_schema=_DECISION_SCHEMA)
+        except ValidationError as invalid:  # langgraph's: the pause stays, to be answered again
+            invalid.add_note(
+                f"The run is paused before `{pause['tool']}` runs again (call "
+                f"{pause['call_id']!r}), and stays paused. Resume it with Command(resume=...) "
+                f"and one of {', '.join(DECISIONS)}."
+            )
+            raise
         try:
             return require_decision(value, pause["tool"])
         except ValueError as refused:

@@ -262,6 +262,25 @@ def test_a_resume_that_is_not_a_decision_is_refused_and_the_pause_stays(path: Pa
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_without_a_record_the_pause_lists_no_failures_and_says_the_rest(path: Path) -> None:
+    # The payload's failures are the record's: without `record_failures=True` there is none.
+    runs: list[str] = []
+    budget = ErrorBudget(per_tool=2, when_spent="interrupt")
+    agent = scripted_agent([Repeat(CALL, times=4)], [weather_tool(runs)], budget)
+
+    pause = paused_with(run(agent, path, config=CONFIG))
+
+    assert pause["failures"] == []
+    assert (pause["tool"], pause["call_id"], pause["count"], pause["limit"]) == (
+        "weather",
+        "c-4",
+        3,
+        2,
+    )
+    assert len(runs) == 3
+
+
+@pytest.mark.parametrize("path", PATHS)
 def test_a_new_input_starts_with_no_tool_held(path: Path) -> None:
     runs: list[str] = []
     agent = agent_of(runs, calls=3, inputs=2)

@@ -24,6 +24,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 # The package's Route, named apart from this module's own (a handler and a path).
 from langchain_tool_errors import InvalidArguments, ToolErrorMiddleware, ToolFailure
 from langchain_tool_errors import Route as ExceptClause
+from langchain_tool_errors.handlers import log_handled
 from tests._agents import (
     PATHS,
     Path,
@@ -57,6 +58,36 @@ class AsyncCallable:
 class AsyncGeneratorCallable:
     async def __call__(self, exc: Exception, request: ToolCallRequest) -> AsyncIterator[str]:
         yield "handled"
+
+
+class SyncCallable:
+    def __call__(self, exc: Exception, request: ToolCallRequest) -> str:
+        return "handled"
+
+
+class Explanation:
+    def __init__(self, exc: Exception, request: ToolCallRequest) -> None:
+        self.text = str(exc)
+
+
+def one_argument(exc: Exception) -> str:
+    return "handled"
+
+
+def three_arguments(a: object, b: object, c: object) -> str:
+    return "handled"
+
+
+def keyword_only(*, exc: Exception, request: ToolCallRequest) -> str:
+    return "handled"
+
+
+def any_arguments(*given: object) -> str:
+    return "handled"
+
+
+def repair_with_the_request(failure: object, request: object) -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -182,6 +213,25 @@ CONSTRUCTION = {
         ValueError,
         ("`error_prefix`", "error_prefix=None"),
     ),
+    "on_error taking one argument": BadConstruction(
+        {"on_error": one_argument},
+        TypeError,
+        ("`on_error`", "on_error(exc, request)", "takes (exc).", "2 positional arguments"),
+    ),
+    "aon_error taking three arguments": BadConstruction(
+        {"aon_error": functools.partial(three_arguments)},
+        TypeError,
+        ("`aon_error`", "takes (a, b, c).", "async def explain(exc: Exception, "),
+    ),
+    "a route's on_error with keyword-only parameters": BadConstruction(
+        {"exceptions": KeyError, "on_error": keyword_only},
+        TypeError,
+        ("`on_error`", "takes (*, exc, request).", "def explain(exc: Exception, "),
+        constructor=ExceptClause,
+    ),
+    "a class whose instances take the arguments as on_error": BadConstruction(
+        {"on_error": SyncCallable}, TypeError, ("`on_error`", "SyncCallable", "takes ().")
+    ),
     "no handler": BadConstruction({}, TypeError, ("on_error", "aon_error")),
     "None as the only handler": BadConstruction(
         {"on_error": None}, ValueError, ("on_error", "aon_error")
@@ -198,17 +248,14 @@ def test_wrong_constructor_arguments_fail_at_construction(case: BadConstruction)
         assert word in str(raised.value)
 
 
-class SyncCallable:
-    def __call__(self, exc: Exception, request: ToolCallRequest) -> str:
-        return "handled"
-
-
 def test_handlers_that_are_fine_construct() -> None:
     ToolErrorMiddleware(functools.partial(sync_handler))
     ToolErrorMiddleware(SyncCallable())
     ToolErrorMiddleware(functools.partial(SyncCallable()))
-    a_class: Any = SyncCallable  # calling a class builds an instance, never a coroutine
+    a_class: Any = Explanation  # calling a class builds an instance, never a coroutine
     ToolErrorMiddleware(a_class)
+    ToolErrorMiddleware(any_arguments)  # it takes any number of them
+    ToolErrorMiddleware(print)  # a builtin: its signature cannot be read, so it is trusted
     ToolErrorMiddleware(aon_error=AsyncCallable())
     ToolErrorMiddleware(aon_error=functools.partial(async_handler))
     ToolErrorMiddleware(sync_handler, exceptions=(ValueError, KeyError), tools=("a", "b"))
@@ -444,3 +491,26 @@ def test_a_listener_whose_signature_cannot_be_read_is_trusted_and_told_each_fail
     run(agent, path)
 
     assert listener.tools == ["search"]
+
+
+def test_a_repair_taking_more_than_the_failure_is_refused_at_construction() -> None:
+    repair: Any = repair_with_the_request
+
+    with pytest.raises(TypeError) as raised:
+        ToolErrorMiddleware(sync_handler, repair=repair)
+
+    message = str(raised.value)
+    for words in ("`repair`", "repair(failure)", "takes (failure, request).", "1 positional "):
+        assert words in message
+    assert "def repair(failure: RepairableFailure)" in message  # the fix
+
+
+def test_a_handler_log_handled_wraps_is_checked_as_a_handler_is() -> None:
+    handler: Any = one_argument
+
+    with pytest.raises(TypeError) as raised:
+        log_handled(handler)
+
+    message = str(raised.value)
+    for words in ("log_handled()'s handler", "handler(exc, request)", "takes (exc)."):
+        assert words in message

@@ -42,6 +42,7 @@ from langchain_tool_errors import (
     InnerMiddlewareError,
     InvalidArguments,
     MalformedToolCall,
+    RepeatedCall,
     ReportedFailure,
     Route,
     ToolErrorBudgetExceeded,
@@ -555,6 +556,73 @@ def test_a_kind_like_none_of_them_gets_no_suggestion() -> None:
 
     assert "Did you mean" not in str(raised.value)
     assert "failure. The kinds are 'exception', " in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "kind"),
+    [(RepeatedCall, "'repeated_call'"), (InvalidArguments, "'invalid_arguments'")],
+)
+def test_a_class_of_failure_as_a_kind_is_refused_naming_its_kind(
+    given: type[ReportedFailure], kind: str
+) -> None:
+    kinds: Any = (given,)
+
+    with pytest.raises(ValueError, match="not a kind of failure") as raised:
+        ErrorBudget(per_tool=3, kinds=kinds)
+
+    message = str(raised.value)
+    assert f"`kinds` has the class {given.__name__}" in message  # not its module's path
+    assert f"Name its kind instead: {kind}. " in message
+
+
+def test_an_exception_class_as_a_kind_is_refused_saying_how_to_count_only_some() -> None:
+    kinds: Any = (TimeoutError,)
+
+    with pytest.raises(ValueError, match="not a kind of failure") as raised:
+        ErrorBudget(per_tool=3, kinds=kinds)
+
+    message = str(raised.value)
+    assert "`kinds` has the class TimeoutError" in message
+    assert "the kind 'exception'" in message
+    assert "give their Route a budget of its own" in message
+
+
+class _MyRepeat(RepeatedCall):  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]  # ty: ignore[subclass-of-final-class]  # pyrefly: ignore[invalid-inheritance]
+    """What a user might write to route some repeats apart: never made by the middleware."""
+
+
+class _MyFailure(ReportedFailure):
+    """A failure class of the user's own: the middleware never makes one either."""
+
+
+def test_a_route_for_a_class_derived_from_a_kind_is_refused_naming_the_kind() -> None:
+    # Typed `Any` as a class a checker cannot see would be: the runtime twin of `@final`.
+    derived: Any = (KeyError, _MyRepeat)
+
+    with pytest.raises(TypeError) as raised:
+        Route(derived, report_type_only)
+
+    message = str(raised.value)
+    assert "`exceptions` names _MyRepeat, a class derived from RepeatedCall" in message
+    assert "the route would never be taken" in message
+    assert message.endswith(
+        "Name RepeatedCall (a handler can look at the failure's fields to tell cases apart)."
+    )
+
+
+def test_a_route_for_a_failure_class_of_the_user_s_own_is_refused_naming_every_kind() -> None:
+    own: Any = _MyFailure
+
+    with pytest.raises(TypeError) as raised:
+        Route(own, report_type_only)
+
+    message = str(raised.value)
+    assert "`exceptions` names _MyFailure, a class derived from ReportedFailure" in message
+    assert (
+        "(InvalidArguments, UnknownTool, ToolReportedError, InnerMiddlewareError, "
+        "MalformedToolCall, RepeatedCall)" in message
+    )
+    assert message.endswith("Name one of those, or ReportedFailure for every kind.")
 
 
 class _Address(BaseModel):

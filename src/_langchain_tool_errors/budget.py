@@ -137,6 +137,27 @@ def _is_collection(value: object) -> TypeIs[Collection[object]]:
     return isinstance(value, Collection)
 
 
+def _named(kind: object) -> str:
+    """A value given in `kinds=`, as a message names it: a class by its name."""
+    return f"the class {kind.__name__}" if isinstance(kind, type) else repr(kind)
+
+
+def _hint(kind: object) -> str:
+    """The kind meant by a wrong value in `kinds=`, where one can be told; else nothing."""
+    if isinstance(kind, type):
+        meant: object = getattr(kind, "kind", None)
+        if meant in FAILURE_KINDS:  # a class of failure: kinds are named as strings
+            return f"Name its kind instead: {meant!r}. "
+        if issubclass(kind, BaseException):
+            return (
+                "Every exception is the kind 'exception'; to count only some types, give "
+                "their Route a budget of its own. "
+            )
+        return ""
+    close = difflib.get_close_matches(str(kind), FAILURE_KINDS, n=1)
+    return f"Did you mean {close[0]!r}? " if close else ""
+
+
 def _require_kinds(kinds: object) -> tuple[FailureKind, ...]:
     """`kinds=` is `None` (every kind) or a non-empty collection of known kinds."""
     if kinds is None:
@@ -156,11 +177,9 @@ def _require_kinds(kinds: object) -> tuple[FailureKind, ...]:
         raise ValueError(msg)
     for kind in given:
         if kind not in FAILURE_KINDS:
-            close = difflib.get_close_matches(str(kind), FAILURE_KINDS, n=1)
-            hint = f"Did you mean {close[0]!r}? " if close else ""
             msg = (
-                f"`kinds` has {kind!r}, which is not a kind of failure. {hint}The kinds are "
-                f"{', '.join(repr(known) for known in FAILURE_KINDS)}."
+                f"`kinds` has {_named(kind)}, which is not a kind of failure. {_hint(kind)}"
+                f"The kinds are {', '.join(repr(known) for known in FAILURE_KINDS)}."
             )
             raise ValueError(msg)
     return tuple(kind for kind in FAILURE_KINDS if kind in given)

@@ -106,14 +106,21 @@ def require_budget(budget: object) -> ErrorBudget | None:
     raise TypeError(msg)
 
 
+HANDLER_SHAPE = "def explain(exc: Exception, request: ToolCallRequest) -> str"
+"""A handler's shape, as messages show it."""
+
+
 def require_callable(argument: str, handler: object) -> None:
-    """A handler, where given, can be called."""
+    """A handler, where given, can be called, and with the two arguments it is given."""
     if handler is not None and not callable(handler):
         msg = (
             f"`{argument}` must be callable as {argument}(exc, request), "
             f"but got {describe(handler)}. Pass a function or other callable."
         )
         raise TypeError(msg)
+    if handler is not None:
+        shape = f"async {HANDLER_SHAPE}" if argument.startswith("a") else HANDLER_SHAPE
+        require_arguments(f"`{argument}`", handler, f"{argument}(exc, request)", shape)
 
 
 def require_handler_to_wrap(wrapper: str, handler: object) -> None:
@@ -124,6 +131,37 @@ def require_handler_to_wrap(wrapper: str, handler: object) -> None:
             f"{describe(handler)}. Pass the handler itself, e.g. {wrapper}(report_type_only)."
         )
         raise TypeError(msg)
+    require_arguments(f"{wrapper}()'s handler", handler, "handler(exc, request)", HANDLER_SHAPE)
+
+
+def require_arguments(shown: str, function: object, called_as: str, shape: str) -> None:
+    """`function` can take the positional arguments of `called_as`, as a checker proves.
+
+    A callable whose signature cannot be read (some builtins) is trusted. `shown` names the
+    argument in the message, `shape` is an example of the right signature.
+    """
+    try:
+        signature = inspect.signature(function)  # pyright: ignore[reportArgumentType]
+    except (TypeError, ValueError):  # no signature to read (a builtin): trust it
+        return
+    count = called_as.count(",") + 1
+    try:
+        signature.bind(*(None,) * count)
+    except TypeError as exc:
+        # Its parameters by name and kind only: annotations may be strings, or long.
+        bare = signature.replace(
+            parameters=[
+                parameter.replace(annotation=inspect.Parameter.empty)
+                for parameter in signature.parameters.values()
+            ],
+            return_annotation=inspect.Signature.empty,
+        )
+        msg = (
+            f"{shown} {describe(function)} cannot be called as {called_as}: it takes "
+            f"{bare}. It is called with "
+            f"{count} positional argument{'s' if count > 1 else ''}, such as `{shape}`."
+        )
+        raise TypeError(msg) from exc
 
 
 def _is_partial(value: object) -> TypeIs[functools.partial[object]]:
@@ -205,6 +243,8 @@ def _require_types(
     selected: list[type[Exception | ReportedFailure]] = []
     for item in items:
         if _is_type(item) and issubclass(item, ReportedFailure):
+            if item.__module__ != ReportedFailure.__module__:
+                raise TypeError(_derived_failure(argument, item))
             if reported == "refused":
                 msg = (
                     f"`{argument}` names {item.__name__}, a failure that is not an exception: "
@@ -235,6 +275,28 @@ def _require_types(
             raise ValueError(msg)
         selected.append(item)
     return tuple(selected)
+
+
+def _derived_failure(argument: str, derived: type[ReportedFailure]) -> str:
+    """Why a route may not name a class of the user's derived from a kind of failure."""
+    ours = ReportedFailure.__module__
+    made = next(base for base in derived.__mro__ if base.__module__ == ours)
+    if made is ReportedFailure:
+        kinds = ", ".join(
+            kind.__name__ for kind in ReportedFailure.__subclasses__() if kind.__module__ == ours
+        )
+        instead = "one of those, or ReportedFailure for every kind"
+        made_as = f"as the kinds derived from ReportedFailure ({kinds})"
+    else:
+        instead = (
+            f"{made.__name__} (a handler can look at the failure's fields to tell cases apart)"
+        )
+        made_as = f"as {made.__name__}"
+    return (
+        f"`{argument}` names {derived.__qualname__}, a class derived from {made.__name__}. "
+        f"The middleware makes these failures itself, {made_as}, never as a class of yours, "
+        f"so the route would never be taken. Name {instead}."
+    )
 
 
 def _is_sequence(value: object) -> TypeIs[Sequence[object]]:

@@ -11,7 +11,7 @@ so that a `Route` selects it as it selects an exception type, and a kind, so tha
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, Literal, NamedTuple, TypeAlias
+from typing import ClassVar, Literal, NamedTuple, TypeAlias, final
 
 from typing_extensions import override
 
@@ -63,11 +63,14 @@ FAILURE_KINDS: tuple[FailureKind, ...] = tuple(KIND_PHRASES)
 class ReportedFailure:
     """A failed tool call the model reads as an error message, never raised to this middleware.
 
-    The base of the five kinds that are not exceptions. A `Route` selects them by class, as
+    The base of the six kinds that are not exceptions. A `Route` selects them by class, as
     it selects exception types: `Route(InvalidArguments, handler)` takes invalid arguments,
     `Route(ReportedFailure, handler)` every kind that is not an exception, and
     `Route(Exception, ...)` none of them. The handler returns the content that replaces
-    `text` (the message stays an error), or `None` to leave the message as it was.
+    `text` (the message stays an error), or `None` to leave the message as it was. The
+    middleware makes these failures itself, as the classes here: a class of yours derived
+    from one would never be made, so a route naming it is refused (and the six kinds are
+    `@final`, so a type checker refuses the class).
 
     Attributes:
         tool: The name of the tool the model called, as it sent it.
@@ -135,6 +138,7 @@ class FieldError(NamedTuple):
     expected: str
 
 
+@final
 class InvalidArguments(ReportedFailure):
     """The arguments do not fit the tool's schema, so the tool never ran.
 
@@ -172,6 +176,7 @@ class InvalidArguments(ReportedFailure):
         self.errors = errors
 
 
+@final
 class UnknownTool(ReportedFailure):
     """The model called a tool the agent does not have.
 
@@ -207,6 +212,7 @@ class UnknownTool(ReportedFailure):
         self.known_tools = known_tools
 
 
+@final
 class ToolReportedError(ReportedFailure):
     """The tool answered its own failure with an error message.
 
@@ -232,6 +238,7 @@ class ToolReportedError(ReportedFailure):
     kind: ClassVar[FailureKind] = "tool_reported"
 
 
+@final
 class InnerMiddlewareError(ReportedFailure):
     """Another middleware answered the call with an error message.
 
@@ -261,6 +268,7 @@ class InnerMiddlewareError(ReportedFailure):
     kind: ClassVar[FailureKind] = "inner_middleware"
 
 
+@final
 class MalformedToolCall(ReportedFailure):
     """The model's call could not be parsed (`AIMessage.invalid_tool_calls`), so no tool ran.
 
@@ -305,6 +313,7 @@ class MalformedToolCall(ReportedFailure):
         self.error = error
 
 
+@final
 class RepeatedCall(ReportedFailure):
     """The model called a tool again with the arguments of a call that failed in this run.
 

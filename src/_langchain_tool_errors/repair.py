@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.tools import BaseTool
 from typing_extensions import TypeIs
 
-from _langchain_tool_errors.checks import describe, is_async_callable
+from _langchain_tool_errors.checks import describe, is_async_callable, require_arguments
 from _langchain_tool_errors.classifying import field_errors, malformed
 from _langchain_tool_errors.failures import InvalidArguments, MalformedToolCall, UnknownTool
 
@@ -90,9 +90,12 @@ def require_repair(repair: object) -> RepairCall | None:
             "def repair(failure: RepairableFailure) -> ToolCall | None."
         )
         raise TypeError(msg)
-    # `callable()` narrows to `(...) -> object`: the parameters and the return type cannot
-    # be checked at run time (what it returns is, at each call, by `require_call`), so
-    # the signature is the checkers' to prove, and the cast restates it.
+    require_arguments(
+        "`repair`", repair, "repair(failure)", "def repair(failure: RepairableFailure) -> ..."
+    )
+    # `callable()` narrows to `(...) -> object`: the number of parameters is checked above,
+    # but not their types or the return type (what it returns is, at each call, by
+    # `require_call`), so the rest is the checkers' to prove, and the cast restates it.
     return cast("RepairCall", repair)
 
 

@@ -165,6 +165,12 @@ Route(str, on_error)  # type: ignore[type-var, arg-type]  # pyright: ignore[repo
 ErrorBudget(per_tool=3, kinds="exception")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]
 ErrorBudget(per_tool=3, kinds=["invalid_args"])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 
+
+# The middleware makes its failures itself: a class derived from a kind would never be made.
+class MyRepeat(RepeatedCall):  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]  # ty: ignore[subclass-of-final-class]  # pyrefly: ignore[invalid-inheritance]
+    pass
+
+
 # The error mark: a str, or None to turn it off; never another type.
 ToolErrorMiddleware(on_error, error_prefix=True)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 ToolErrorMiddleware.from_routes([Route(KeyError, on_error)], error_prefix=0)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]

@@ -878,6 +878,30 @@ def test_without_a_budget_the_agent_graph_is_unchanged() -> None:
     assert "ToolErrorMiddleware.before_agent" in budgeted_graph.get_graph().nodes
 
 
+def test_create_agent_sets_the_recursion_limit_a_looping_model_would_reach() -> None:
+    # Nothing in langchain stops a model that keeps calling a broken tool before this
+    # limit, which the guide names: an upstream change to it shows here.
+    graph: Any = agent_with([], [], [])
+
+    assert graph.config["recursion_limit"] == 9999
+
+
+def test_without_a_budget_the_agent_state_and_graph_are_langchains_own() -> None:
+    # Compared with an agent without middleware, not with langchain's key names.
+    bare: Any = agent_with([BROKEN], [], [])
+    without_budget = [
+        ToolErrorMiddleware(report_type_only),
+        ToolErrorMiddleware.from_routes(
+            [Route(LookupError, report_type_only), Route(Exception, report_type_only)]
+        ),
+    ]
+
+    for middleware in without_budget:
+        graph: Any = agent_with([BROKEN], [middleware], [])
+        assert set(graph.channels) == set(bare.channels)  # the state keys, and nothing else
+        assert set(graph.get_graph().nodes) == set(bare.get_graph().nodes)
+
+
 # The counts of a run in which a "tell" budget has closed the weather tool.
 CLOSED_WEATHER = {
     "ToolErrorMiddleware\x00weather": 2,

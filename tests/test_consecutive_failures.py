@@ -168,6 +168,28 @@ def test_consecutive_and_per_tool_are_each_checked(path: Path) -> None:
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
+    ("budget", "scope"),
+    [
+        (ErrorBudget(per_tool=1, per_run=1), "tool"),  # per_tool is checked before per_run
+        (ErrorBudget(per_run=1, consecutive=1), "run"),  # per_run before consecutive
+        (ErrorBudget(per_tool=1, consecutive=1), "tool"),
+    ],
+    ids=["per_tool, per_run", "per_run, consecutive", "per_tool, consecutive"],
+)
+def test_a_failure_over_several_limits_is_stopped_by_the_first_in_order(
+    path: Path, budget: ErrorBudget, scope: str
+) -> None:
+    middleware = ToolErrorMiddleware(report_type_only, budget=budget)
+    agent = agent_of(middleware, turns(["fail"], ["fail"]))
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path)
+
+    assert (spent.value.scope, spent.value.count, spent.value.limit) == (scope, 2, 1)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(
     ("first_step", "stopped"),
     [
         (["fail", "ok"], False),  # the success comes after the failure: it resets it
@@ -637,3 +659,51 @@ def test_a_persons_answer_at_a_pause_ends_the_row_as_a_success_does(path: Path) 
 
     assert result["messages"][-1].text == "done"
     assert tool_messages(result)["s2-0"].text == "It is up."
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_another_tools_success_in_the_same_reply_leaves_the_row_as_it_is(path: Path) -> None:
+    # `other` succeeds after `flaky`'s failure in the same reply: only a success of `flaky`
+    # ends its row, so its next failure is the second in a row.
+    script = [step(("flaky", "fail"), ("other", None)), step(("flaky", "fail")), DONE]
+    agent = two_tool_agent([in_a_row(1)], script)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path)
+
+    stop = spent.value
+    assert (stop.tool, stop.count, stop.limit, stop.scope) == ("flaky", 2, 1, "consecutive")
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("rejected_first", [True, False], ids=["reject, ok", "ok, reject"])
+def test_a_persons_rejection_counts_after_the_steps_successes_whatever_its_place(
+    path: Path, rejected_first: bool
+) -> None:
+    # fail, then a step where a person rejects one call and the other succeeds, then fail:
+    # the rejection is counted after the success, so it is the first in a row either way,
+    # and the last failure the second.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    runs: list[str] = []
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=turns(["fail"], ["ok", "ok"], ["fail"])),
+        tools=[flaky_tool(runs)],
+        middleware=[HumanInTheLoopMiddleware({"flaky": True}), in_a_row(1)],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "rejected"}}
+    approve: dict[str, Any] = {"type": "approve"}
+    reject: dict[str, Any] = {"type": "reject", "message": "Not now."}
+    both = [reject, approve] if rejected_first else [approve, reject]
+
+    run(agent, path, config=config)
+    run(agent, path, Command(resume={"decisions": [approve]}), config)
+    run(agent, path, Command(resume={"decisions": both}), config)
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, Command(resume={"decisions": [approve]}), config)
+
+    stop = spent.value
+    assert (stop.count, stop.scope, stop.kind) == (2, "consecutive", "exception")
+    assert runs == ["fail", "ok", "fail"]  # the stop came with the last call's failure

@@ -8,14 +8,20 @@ does not have, and arguments cut short.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import pytest
 
 # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-from langchain.agents.middleware import HumanInTheLoopMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    HumanInTheLoopMiddleware,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain.agents.middleware.types import AgentState, ExtendedModelResponse
 from langchain.agents.structured_output import ToolStrategy
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
@@ -24,6 +30,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import BaseModel
+from typing_extensions import override
 
 from langchain_tool_errors import (
     ErrorBudget,
@@ -589,3 +596,47 @@ def test_a_malformed_call_without_a_name_is_offered_where_tools_selects_no_name(
     [failure] = offered
     assert isinstance(failure, MalformedToolCall)
     assert (failure.tool, failure.raw_arguments) == ("", "{")
+
+
+class WithoutSearch(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Listed first, so outside ours: takes `search` out of the tools each model call offers."""
+
+    def _narrowed(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        kept = [t for t in request.tools if not (isinstance(t, BaseTool) and t.name == "search")]
+        return request.override(tools=kept)
+
+    @override
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        return handler(self._narrowed(request))
+
+    @override
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        return await handler(self._narrowed(request))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_tools_a_call_may_name_are_the_model_calls_as_they_reach_the_middleware(
+    path: Path,
+) -> None:
+    # The agent has `search`, but the model call that reaches ours no longer offers it.
+    repairs = Repairs()
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[reply(call("search", "c1", query="q")), DONE]),
+        tools=[lookup_tool([]), search_tool()],
+        middleware=[WithoutSearch(), ToolErrorMiddleware(report_type_only, repair=repairs)],
+    )
+
+    run(agent, path)
+
+    [offered] = repairs.offered
+    assert isinstance(offered, UnknownTool)
+    assert (offered.tool, offered.known_tools) == ("search", ("lookup",))
+    assert offered.text == "`search` is not a tool of this agent; its tools are: lookup."

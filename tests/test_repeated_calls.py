@@ -17,11 +17,12 @@ from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariab
 from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from _langchain_tool_errors.budget import COUNTS_KEY
 from langchain_tool_errors import (
     ErrorBudget,
     FailureKind,
@@ -495,3 +496,82 @@ def test_an_inner_middleware_counts_only_the_repeats_that_reach_it(path: Path) -
         "outer: not again",  # the inner middleware never saw this repeat
         "inner: 1 earlier failure(s)",
     ]
+
+
+def reporting_charge_tool(runs: list[dict[str, object]]) -> BaseTool:
+    """`charge(order, amount)` that reports its failure itself: an error message, no raise."""
+
+    def charge(order: str, amount: int = 1) -> str:
+        """Charge an order."""
+        runs.append({"order": order, "amount": amount})
+        raise ToolException("the payment service refused it")
+
+    return StructuredTool.from_function(charge, handle_tool_error=True)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_call_the_tool_reported_an_error_for_is_answered_without_running_again(
+    path: Path,
+) -> None:
+    runs: list[dict[str, object]] = []
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=replies([bad("a")], [bad("b")])),
+        tools=[reporting_charge_tool(runs)],
+        middleware=[guarded()],
+    )
+
+    result = run(agent, path)
+
+    assert runs == [{"order": "bad", "amount": 1}]  # the tool ran once
+    answers = tool_messages(result)
+    assert answers["a"].text == "the payment service refused it"  # the tool's own report
+    assert answers["b"].status == "error"
+    assert answers["b"].text.startswith("`charge` was not run again")  # the route's answer
+    assert "already failed once in this run" in answers["b"].text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_budget_of_every_kind_stops_a_model_that_keeps_repeating_a_failed_call(
+    path: Path,
+) -> None:
+    runs: list[dict[str, object]] = []
+    middleware = guarded(budget=ErrorBudget(per_run=1))  # every kind counts, by default
+    agent = agent_of(middleware, replies([bad("a")], [bad("b")], [bad("c")]), runs)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path)
+
+    stop = spent.value
+    assert (stop.kind, stop.count, stop.limit, stop.scope) == ("repeated_call", 2, 1, "run")
+    assert len(runs) == 1
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_failed_call_is_remembered_across_a_pause_and_an_agent_built_again(path: Path) -> None:
+    # Each part of the run is on an agent (and a middleware) built anew on the same
+    # checkpoints, as after a restart: only the state carries the failed call.
+    runs: list[dict[str, object]] = []
+    saver = InMemorySaver()
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    approve = {"decisions": [{"type": "approve"}]}
+
+    def reviewed() -> Agent:
+        built: Agent = create_agent(
+            ScriptedChatModel(script=replies([bad("a")], [bad("b")])),
+            tools=[charge_tool(runs)],
+            middleware=[guarded(), HumanInTheLoopMiddleware(interrupt_on={"charge": True})],
+            checkpointer=saver,
+        )
+        return built
+
+    run(reviewed(), path, config=config)  # pauses before "a"
+    run(reviewed(), path, Command(resume=approve), config)  # "a" fails; pauses before "b"
+    assert len(runs) == 1
+    result = run(reviewed(), path, Command(resume=approve), config)  # "b" is approved
+
+    assert len(runs) == 1  # "b" was answered in place of running
+    assert tool_messages(result)["b"].text.startswith("`charge` was not run again")
+    graph: Any = reviewed()  # the Protocol has no `get_state`; the compiled graph has
+    counts: dict[str, int] = graph.get_state(config).values[COUNTS_KEY]
+    assert counts  # the failed call is remembered in the state...
+    assert not any("bad" in key or "order" in key for key in counts)  # ...but not its text

@@ -460,6 +460,9 @@ def test_a_person_s_answer_takes_the_place_of_the_block_and_the_tool_stays_held(
         "e-5"
     ) == 1  # the block's answer was replaced, not answered twice
     assert paused_with(result)["call_id"] == "e-6"
+    # The block is still a failure of the run, answered: by the person, in the block's place.
+    [record] = [f for f in result["tool_failures"] if f["call_id"] == "e-5"]
+    assert (record["kind"], record["outcome"]) == ("inner_middleware", "answered")
 
 
 @pytest.mark.parametrize("order", ORDERS)

@@ -332,13 +332,22 @@ MISTAKES: dict[str, Mistake] = {
         ("`when_spent`", "1 (int)"),
         {'when_spent="tell"': "ErrorBudget(per_tool=1, {fix})"},
     ),
+    "a message for a budget that does not tell": Mistake(
+        lambda: ErrorBudget(per_tool=1, when_spent="interrupt", message="`{tool}` is off"),
+        ValueError,
+        ("`message`", "'interrupt'"),
+        {
+            'when_spent="tell"': "ErrorBudget(per_tool=1, message='off', {fix})",
+            "remove message=": None,
+        },
+    ),
     "an empty message": Mistake(
         lambda: UntypedBudget(per_tool=1, message=""),
         TypeError,
         ("`message`", "''"),
         {
-            "{tool}": "ErrorBudget(per_tool=1, message='{fix} is off')",
-            "{count}": "ErrorBudget(per_tool=1, message='{fix} failures')",
+            "{tool}": "ErrorBudget(per_tool=1, when_spent='tell', message='{fix} is off')",
+            "{count}": "ErrorBudget(per_tool=1, when_spent='tell', message='{fix} failures')",
         },
     ),
     "a message with a field that is not given": Mistake(
@@ -352,9 +361,9 @@ MISTAKES: dict[str, Mistake] = {
         ValueError,
         ("'{tool:d} failed'", "'d'"),
         {
-            "{tool}": "ErrorBudget(per_tool=1, message='{fix} failed')",
+            "{tool}": "ErrorBudget(per_tool=1, when_spent='tell', message='{fix} failed')",
             "{count}": None,
-            "{times}": "ErrorBudget(per_tool=1, message='failed {fix}')",
+            "{times}": "ErrorBudget(per_tool=1, when_spent='tell', message='failed {fix}')",
         },
     ),
     "no exception types": Mistake(

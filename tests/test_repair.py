@@ -269,6 +269,10 @@ BAD_RETURNS: list[tuple[object, str]] = [
     ("lookup", "returned 'lookup' (str), not a tool call"),
     ({"args": {}}, "returned a call whose name is None, not a tool's name"),
     (
+        {"record_id": "A-17"},  # the arguments alone
+        "returned {'record_id': 'A-17'} (dict), which has no name and no args",
+    ),
+    (
         {"name": "lookup", "args": ["A"]},
         "a call to `lookup` whose args are ['A'] (list), not a dict",
     ),

@@ -208,10 +208,11 @@ class ErrorBudget:
             answers the failure as usual and holds the tool: its next call pauses the run
             with LangGraph's `interrupt()` before it runs, for a person to decide (see
             `BudgetPause` and `BudgetDecision`); it needs a checkpointer.
-        message: For `"tell"`, the final message: `{tool}` is the tool's name, `{count}`
-            its failures (calls, for a tool the agent does not have) when the budget closed
-            it, and `{times}` the same count in words ("once", "3 times"). One text answers
-            every call to that tool for the rest of the run.
+        message: A `"tell"` budget's final message (refused with another `when_spent`,
+            which would never send it): `{tool}` is the tool's name, `{count}` its
+            failures (calls, for a tool the agent does not have) when the budget closed
+            it, and `{times}` the same count in words ("once", "3 times"). One text
+            answers every call to that tool for the rest of the run.
             Defaults to `DEFAULT_MESSAGE` (`UNKNOWN_TOOL_MESSAGE` for a tool the agent
             does not have).
         kinds: The kinds of failure it counts (see `FailureKind`): every kind by default,
@@ -222,7 +223,8 @@ class ErrorBudget:
         TypeError: A limit is not an int (or is a bool), or `when_spent`, `message` or
             `kinds` has the wrong type.
         ValueError: A limit is below 1, no limit is given, or `when_spent` or a kind is
-            unknown, or `kinds` is empty.
+            unknown, or `kinds` is empty, or `message` is given to a budget whose
+            `when_spent` is not `"tell"`.
 
     Example:
         ```python
@@ -278,6 +280,13 @@ class ErrorBudget:
             raise ValueError(msg)
         self.when_spent = _require_when_spent(when_spent)
         self.message = _require_message(message)
+        if self.when_spent != "tell" and message != self.DEFAULT_MESSAGE:
+            msg = (
+                f'`message` is the text a when_spent="tell" budget sends the model once '
+                f"it closes a tool, but this budget's when_spent is {self.when_spent!r}, so "
+                f'nothing would ever send it. Set when_spent="tell", or remove message=.'
+            )
+            raise ValueError(msg)
         self.kinds = _require_kinds(kinds)
 
     @override

@@ -13,7 +13,8 @@ FailureOutcome: TypeAlias = Literal["answered", "told", "held", "stopped", "prop
 """What became of a failure the middleware saw.
 
 - `"answered"`: the call has an error message for the model to read (a route's, or the one
-  the failure came with).
+  the failure came with), or, where the failure met a budget's pause, a person's answer in
+  its place.
 - `"told"`: an `ErrorBudget(when_spent="tell")` was spent by this failure; the model read
   that the tool is unavailable for the rest of the run.
 - `"held"`: an `ErrorBudget(when_spent="interrupt")` was spent by this failure; the model

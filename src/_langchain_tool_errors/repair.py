@@ -122,7 +122,9 @@ def require_call(returned: object, failure: RepairableFailure, call_id: str) -> 
         problem = f"{describe(returned)}, not a tool call"
     else:
         name, args = returned.get("name"), returned.get("args")
-        if not isinstance(name, str) or not name:
+        if "name" not in returned and "args" not in returned:
+            problem = f"{describe(returned)}, which has no name and no args (only arguments?)"
+        elif not isinstance(name, str) or not name:
             problem = f"a call whose name is {name!r}, not a tool's name"
         elif not _is_mapping(args) or not all(isinstance(key, str) for key in args):
             problem = f"a call to `{name}` whose args are {describe(args)}, not a dict"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import reprlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, cast
 
 from langchain_core.tools import BaseTool
@@ -112,15 +112,16 @@ HANDLER_SHAPE = "def explain(exc: Exception, request: ToolCallRequest) -> str"
 
 def require_callable(argument: str, handler: object) -> None:
     """A handler, where given, can be called, and with the two arguments it is given."""
-    if handler is not None and not callable(handler):
+    if handler is None:
+        return
+    if not callable(handler):
         msg = (
             f"`{argument}` must be callable as {argument}(exc, request), "
             f"but got {describe(handler)}. Pass a function or other callable."
         )
         raise TypeError(msg)
-    if handler is not None:
-        shape = f"async {HANDLER_SHAPE}" if argument.startswith("a") else HANDLER_SHAPE
-        require_arguments(f"`{argument}`", handler, f"{argument}(exc, request)", shape)
+    shape = f"async {HANDLER_SHAPE}" if argument.startswith("a") else HANDLER_SHAPE
+    require_arguments(f"`{argument}`", handler, f"{argument}(exc, request)", shape)
 
 
 def require_handler_to_wrap(wrapper: str, handler: object) -> None:
@@ -134,14 +135,16 @@ def require_handler_to_wrap(wrapper: str, handler: object) -> None:
     require_arguments(f"{wrapper}()'s handler", handler, "handler(exc, request)", HANDLER_SHAPE)
 
 
-def require_arguments(shown: str, function: object, called_as: str, shape: str) -> None:
+def require_arguments(
+    shown: str, function: Callable[..., object], called_as: str, shape: str
+) -> None:
     """`function` can take the positional arguments of `called_as`, as a checker proves.
 
     A callable whose signature cannot be read (some builtins) is trusted. `shown` names the
     argument in the message, `shape` is an example of the right signature.
     """
     try:
-        signature = inspect.signature(function)  # pyright: ignore[reportArgumentType]
+        signature = inspect.signature(function)
     except (TypeError, ValueError):  # no signature to read (a builtin): trust it
         return
     count = called_as.count(",") + 1

@@ -120,7 +120,7 @@ def require_callable(argument: str, handler: object) -> None:
             f"but got {describe(handler)}. Pass a function or other callable."
         )
         raise TypeError(msg)
-    shape = f"async {HANDLER_SHAPE}" if argument.startswith("a") else HANDLER_SHAPE
+    shape = f"async {HANDLER_SHAPE}" if argument == "aon_error" else HANDLER_SHAPE
     require_arguments(f"`{argument}`", handler, f"{argument}(exc, request)", shape)
 
 
@@ -246,8 +246,6 @@ def _require_types(
     selected: list[type[Exception | ReportedFailure]] = []
     for item in items:
         if _is_type(item) and issubclass(item, ReportedFailure):
-            if item.__module__ != ReportedFailure.__module__:
-                raise TypeError(_derived_failure(argument, item))
             if reported == "refused":
                 msg = (
                     f"`{argument}` names {item.__name__}, a failure that is not an exception: "
@@ -256,6 +254,8 @@ def _require_types(
                     "the exceptions."
                 )
                 raise TypeError(msg)
+            if item.__module__ != ReportedFailure.__module__:
+                raise TypeError(_derived_failure(argument, item))
             selected.append(item)
             continue
         if not (_is_type(item) and issubclass(item, Exception)):

@@ -629,7 +629,8 @@ def test_a_closed_tools_call_without_an_id_runs_and_one_with_an_id_is_answered()
     # The answer goes back marked as the package's own: no middleware counts it.
     assert isinstance(with_id, Command)
     update: dict[str, Any] = cast("dict[str, Any]", with_id.update)
-    assert update == {"messages": [ANY], "tool_error_settled": {"c2": 1, "c2\x00own": 1}}
+    # Marked in its step: the state holds no reply, so the step is "" before the call's id.
+    assert update == {"messages": [ANY], "tool_error_settled": {"\x00c2": 1, "\x00c2\x00own": 1}}
     answer: ToolMessage = update["messages"][0]
     assert (answer.tool_call_id, answer.content, answer.status) == ("c2", "off", "error")
 

@@ -575,6 +575,17 @@ def test_a_class_of_failure_as_a_kind_is_refused_naming_its_kind(
     assert f"Name its kind instead: {kind}. " in message
 
 
+def test_a_class_neither_a_failure_nor_an_exception_as_a_kind_gets_no_hint() -> None:
+    kinds: Any = (int,)
+
+    with pytest.raises(ValueError, match="not a kind of failure") as raised:
+        ErrorBudget(per_tool=3, kinds=kinds)
+
+    assert "`kinds` has the class int, which is not a kind of failure. The kinds are " in str(
+        raised.value
+    )
+
+
 def test_an_exception_class_as_a_kind_is_refused_saying_how_to_count_only_some() -> None:
     kinds: Any = (TimeoutError,)
 
@@ -604,6 +615,7 @@ def test_a_route_for_a_class_derived_from_a_kind_is_refused_naming_the_kind() ->
 
     message = str(raised.value)
     assert "`exceptions` names _MyRepeat, a class derived from RepeatedCall" in message
+    assert "makes these failures itself, as RepeatedCall, never as a class of yours" in message
     assert "the route would never be taken" in message
     assert message.endswith(
         "Name RepeatedCall (a handler can look at the failure's fields to tell cases apart)."

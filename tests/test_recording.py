@@ -386,15 +386,16 @@ def test_a_streams_updates_hold_only_records_counts_and_marks(path: Path, budget
         if budgeted
         else {"tool_failures": Overwrite([]), "tool_error_settled": Overwrite({})}
     ]
-    # Each answered call is marked as settled (by its call id), so that no hook before
-    # the model takes its answer for one written elsewhere.
+    # Each answered call is marked as settled (by its step, the reply's id, and its call
+    # id), so that no hook before the model takes its answer for one written elsewhere.
     marks = [
-        key
+        key.split("\x00")
         for _, update in updates
         if not isinstance(update.get("tool_error_settled"), Overwrite)
         for key in update.get("tool_error_settled", {})
     ]
-    assert sorted(marks) == ["t0-0", "t0-1"]
+    assert sorted(call_id for _, call_id in marks) == ["t0-0", "t0-1"]
+    assert all(step for step, _ in marks)  # the replies' ids
     records = [
         f
         for _, update in updates

@@ -268,6 +268,7 @@ def test_only_the_selected_tools_calls_are_offered(path: Path) -> None:
 BAD_RETURNS: list[tuple[object, str]] = [
     ("lookup", "returned 'lookup' (str), not a tool call"),
     ({"args": {}}, "returned a call whose name is None, not a tool's name"),
+    ({"name": "lookup"}, "a call to `lookup` whose args are None (NoneType), not a dict"),
     (
         {"record_id": "A-17"},  # the arguments alone
         "returned {'record_id': 'A-17'} (dict), which has no name and no args",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -134,6 +135,39 @@ def test_a_budget_bounds_a_model_looping_on_the_limits_blocks(path: Path, order:
         ("e-3", "inner_middleware", "answered"),
         ("e-4", "inner_middleware", "answered"),
         ("e-5", "inner_middleware", "stopped"),
+    ]
+
+
+def same_id_every_time(messages: Sequence[BaseMessage]) -> AIMessage:
+    """A model (or an OpenAI-compatible server) that gives each reply's call the id "call_0"."""
+    return AIMessage("", tool_calls=[call("echo", "call_0")])
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_budget_bounds_a_model_that_gives_every_call_the_same_id(path: Path, order: str) -> None:
+    # Each block answers a call of a step of its own, whatever the call's id: each is a
+    # failure, counted, so the loop stops as it does with ids of their own (the test above).
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    told: list[ToolFailure] = []
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=3), listeners=[told.append]
+    )
+    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
+    model = ScriptedChatModel(script=[Repeat(same_id_every_time)])
+    agent: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path, config={"recursion_limit": 40})
+
+    assert (raised.value.count, raised.value.kind) == (4, "inner_middleware")
+    assert [(f["call_id"], f["outcome"]) for f in told] == [
+        ("call_0", "answered"),
+        ("call_0", "answered"),
+        ("call_0", "answered"),
+        ("call_0", "stopped"),
     ]
 
 

@@ -9,7 +9,9 @@ The run's state keeps the calls whose error answers a middleware of this package
 saw in its tool-call hook, and those each middleware settled before the model. Before each
 model call, `answered_elsewhere` gives the error answers to the model's last reply that are
 in neither: those were written elsewhere, and go through the same stages as any other
-failure.
+failure. Each mark names its step (the reply's message id) with the call's id: a model may
+give the calls of every reply the same ids ("call_0" each time, as some OpenAI-compatible
+servers do), and a mark of an earlier step must not hide a later answer.
 """
 
 from __future__ import annotations
@@ -37,33 +39,46 @@ class SettledState(StopState):
     tool_error_settled: NotRequired[Annotated[dict[str, int], PrivateStateAttr, add_counts]]
 
 
-def settled_key(name: str, call_id: str) -> str:
+def step_of(state: Mapping[str, Any]) -> str:
+    """The step whose calls are being answered: the id of the model's last reply.
+
+    `""` when there is no such reply or it has no id; the marks then name the call alone.
+    """
+    reply, _ = last_reply(state)
+    return "" if reply is None or reply.id is None else reply.id
+
+
+def _mark(step: str, call_id: str) -> str:
+    return f"{step}\x00{call_id}"
+
+
+def settled_key(name: str, step: str, call_id: str) -> str:
     """The key that marks an answer written elsewhere as settled by the middleware `name`."""
-    return f"{name}\x00{call_id}"
+    return f"{name}\x00{_mark(step, call_id)}"
 
 
-def settled(call_id: str) -> dict[str, int]:
+def settled(step: str, call_id: str) -> dict[str, int]:
     """The update that marks the call's answer as written in a tool-call hook of ours.
 
     Every middleware of this package that could see that answer has seen it on its way
     (the ones outside the writer, in their own tool-call hooks), or declined it (the ones
     inside, which let the failure go on up): none of them meets it again.
     """
-    return {call_id: 1}
+    return {_mark(step, call_id): 1}
 
 
-def own(call_id: str) -> dict[str, int]:
+def own(step: str, call_id: str) -> dict[str, int]:
     """The update that marks the call's answer as this package's own: never a failure.
 
     A closed tool's answer and a stop's. A middleware of ours outside the one that gave it
     lets it pass, as it lets a successful result pass.
     """
-    return {call_id: 1, own_key(call_id): 1}
+    return {_mark(step, call_id): 1, own_key(step, call_id): 1}
 
 
-def own_key(call_id: str) -> str:
+def own_key(step: str, call_id: str) -> str:
     """The key that marks the call's answer as this package's own."""
-    return f"{call_id}\x00own"
+    return f"{_mark(step, call_id)}\x00own"
 
 
 def trailing_answers(state: Mapping[str, Any]) -> dict[str, int]:
@@ -73,8 +88,9 @@ def trailing_answers(state: Mapping[str, Any]) -> dict[str, int]:
     an app that sends the whole history each time): they are the caller's, not failures
     of the run that starts.
     """
-    _, answered = last_reply(state)
-    return dict.fromkeys(answered, 1)
+    reply, answered = last_reply(state)
+    step = "" if reply is None or reply.id is None else reply.id
+    return {_mark(step, call_id): 1 for call_id in answered}
 
 
 def answered_elsewhere(
@@ -89,6 +105,7 @@ def answered_elsewhere(
     if reply is None or not answered:
         return
     marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
+    step = "" if reply.id is None else reply.id
     calls: dict[str, ToolCall] = {str(call["id"]): call for call in reply.tool_calls}
     answers: list[ToolMessage] = []
     for message in reversed(state["messages"]):
@@ -100,7 +117,11 @@ def answered_elsewhere(
             continue
         call_id = message.tool_call_id
         call = calls.get(call_id)
-        if call is None or call_id in marks or settled_key(name, call_id) in marks:
+        if (
+            call is None
+            or _mark(step, call_id) in marks
+            or settled_key(name, step, call_id) in marks
+        ):
             continue
         args: Mapping[str, object] = call.get("args") or {}
         failure = InnerMiddlewareError(tool=call["name"], args=args, text=message.text)

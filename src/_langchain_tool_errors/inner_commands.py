@@ -16,7 +16,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from typing_extensions import TypeIs
 
-from _langchain_tool_errors.answered_elsewhere import SETTLED_KEY, own_key
+from _langchain_tool_errors.answered_elsewhere import SETTLED_KEY, own_key, step_of
 from _langchain_tool_errors.recording import FAILURES_KEY
 
 
@@ -52,7 +52,7 @@ def answered_inside(
     ):
         return None
     marks: object = fields.get(SETTLED_KEY)
-    if is_state_update(marks) and own_key(message.tool_call_id) in marks:
+    if is_state_update(marks) and own_key(step_of(request.state), message.tool_call_id) in marks:
         return None  # a closed tool's answer or a stop's, from a middleware of ours
     return message, fields
 

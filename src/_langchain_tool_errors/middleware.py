@@ -21,6 +21,7 @@ from _langchain_tool_errors.answered_elsewhere import (
     own,
     settled,
     settled_key,
+    step_of,
     trailing_answers,
 )
 from _langchain_tool_errors.asked_by import note_replies
@@ -1115,7 +1116,8 @@ class ToolErrorMiddleware(
         tool = tool_name(request)
         if decision["type"] == "answer":
             answer = _person_s_answer(decision["text"], call_id, tool)
-            return Command(update={"messages": [answer], SETTLED_KEY: own(call_id)})
+            mark = own(step_of(request.state), call_id)
+            return Command(update={"messages": [answer], SETTLED_KEY: mark})
         record: ToolFailure = {
             "middleware": self._name,
             "tool": held["tool"],
@@ -1129,7 +1131,8 @@ class ToolErrorMiddleware(
         stop.failure = record
         kept = stop_of(stop, call_id)
         answer = stopped_answer(kept, call_id, tool, by_person=True)  # the call never ran
-        update = {"messages": [answer], STOPS_KEY: {self._name: kept}, SETTLED_KEY: own(call_id)}
+        mark = own(step_of(request.state), call_id)
+        update = {"messages": [answer], STOPS_KEY: {self._name: kept}, SETTLED_KEY: mark}
         return Command(update=update)
 
     def _ignores(self, request: ToolCallRequest) -> bool:
@@ -1155,7 +1158,8 @@ class ToolErrorMiddleware(
         recorder = self._recorder
         record: ToolFailure | None = None
         # The call is settled here: `before_model` leaves its answer alone.
-        mark = settled(message.tool_call_id)
+        step = step_of(request.state)
+        mark = settled(step, message.tool_call_id)
         update: dict[str, Any]
         repeats = self._repeats
         remembered = None if repeats is None else repeats.remember(request)
@@ -1180,7 +1184,7 @@ class ToolErrorMiddleware(
             update = {
                 "messages": [answer],
                 STOPS_KEY: {self._name: kept},
-                SETTLED_KEY: own(call_id),
+                SETTLED_KEY: own(step, call_id),
             }
             if recorder is not None:
                 record = stop.failure
@@ -1217,7 +1221,7 @@ class ToolErrorMiddleware(
         if closing is not None and closing[0] in (request.state.get(COUNTS_KEY) or ()):
             closed = closing[1].answer_closed(request)  # a closed tool's call never runs
             if closed is not None:
-                return _settled_closed(closed)
+                return _settled_closed(closed, request)
         holding = self._holding
         held = None if holding is None else holding.held(request)
         if held is not None:
@@ -1253,7 +1257,7 @@ class ToolErrorMiddleware(
         if closing is not None and closing[0] in (request.state.get(COUNTS_KEY) or ()):
             closed = closing[1].answer_closed(request)
             if closed is not None:
-                return _settled_closed(closed)
+                return _settled_closed(closed, request)
         holding = self._holding
         held = None if holding is None else holding.held(request)
         if held is not None:
@@ -1462,12 +1466,14 @@ def _settled_answer(message: ToolMessage, request: ToolCallRequest) -> ToolMessa
     """
     if SETTLED_KEY not in request.state:
         return message
-    return Command(update={"messages": [message], SETTLED_KEY: settled(message.tool_call_id)})
+    mark = settled(step_of(request.state), message.tool_call_id)
+    return Command(update={"messages": [message], SETTLED_KEY: mark})
 
 
-def _settled_closed(answer: ToolMessage) -> Command[Any]:
+def _settled_closed(answer: ToolMessage, request: ToolCallRequest) -> Command[Any]:
     """A closed tool's answer, marked as this package's own: no middleware counts it."""
-    return Command(update={"messages": [answer], SETTLED_KEY: own(answer.tool_call_id)})
+    mark = own(step_of(request.state), answer.tool_call_id)
+    return Command(update={"messages": [answer], SETTLED_KEY: mark})
 
 
 _Settled: TypeAlias = tuple[
@@ -1762,6 +1768,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         increments: dict[str, int] = {}
         counts: dict[str, int] = dict((state.get(COUNTS_KEY) or {}) if ordered is None else ordered)
         started_again: set[str] = set()
+        step = step_of(state)
         marks: dict[str, int] = {}
         holds: dict[str, HeldTool | None] = {}
         records: list[ToolFailure] = []
@@ -1798,7 +1805,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
                     stopped = self._stopped(stop, state, found[index:], by_person=by_person)
                     messages += stopped
                     for answer in stopped:  # this middleware's own answers now
-                        marks.update(own(answer.tool_call_id))
+                        marks.update(own(step, answer.tool_call_id))
                     update[STOPS_KEY] = {self._name: stop_of(stop, _call_id(request))}
                     update["jump_to"] = "end"
                     break
@@ -1815,7 +1822,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
             if recorder is not None:
                 records.append(recorder.failure(failure, request, route, outcome))
             if replaces is not None:
-                marks[settled_key(self._name, _call_id(request))] = 1
+                marks[settled_key(self._name, step, _call_id(request))] = 1
             if answer is not None:
                 messages.append(answer if replaces is None else _keeping(answer, replaces))
         if messages:

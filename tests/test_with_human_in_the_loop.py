@@ -225,3 +225,27 @@ def test_a_persons_response_in_place_of_the_tool_is_no_failure(mode: Mode, path:
     [answer] = [m for m in result["messages"] if isinstance(m, ToolMessage)]
     assert (answer.text, answer.status) == ("It is sunny in Oslo.", "success")
     assert told == []
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_the_review_s_note_of_an_edit_that_fails_is_kept_only_with_the_review_first(
+    path: Path, order: str
+) -> None:
+    # langchain's per-call review adds its note of an edit to the call's result; a failure
+    # that goes up as an exception has none. Listed first, the review gets this
+    # middleware's error message as the result and adds the note to it; listed inside it,
+    # the review raises the tool's exception on, and the model reads the error alone.
+    told: list[ToolFailure] = []
+    agent = agent_of("per_call", order, told)
+
+    result, _ = run_to_end(agent, path, "per_call", [DECISIONS["edit"]])
+
+    w1 = next(
+        m for m in result["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "w1"
+    )
+    assert w1.status == "error"
+    assert "Tool `weather` failed with LookupError." in w1.text
+    noted = 'Executed instead: weather with arguments {"query": "Oslo"}' in w1.text
+    assert noted == (order == "review first")
+    assert [(f["call_id"], f["kind"]) for f in told][:1] == [("w1", "exception")]

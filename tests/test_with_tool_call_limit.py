@@ -426,3 +426,28 @@ def test_a_routes_own_budget_counts_the_blocks_that_route_takes(path: Path) -> N
     assert (stop.route, stop.count, stop.kind) == (0, 2, "inner_middleware")
     assert stop.failure is not None
     assert (stop.failure["call_id"], stop.failure["route"]) == ("s1-0", 0)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_block_is_counted_after_the_failures_of_its_own_step(path: Path, order: str) -> None:
+    # Three calls in one reply under per_tool=2: two run and fail, the limit blocks the third.
+    # The two failures are checked against the count from before the step (0), so neither
+    # spends the budget; the block is met before the next model call, after them, as the
+    # third failure, and stops the run. Three failures of the tools alone would not.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    limit = ToolCallLimitMiddleware(tool_name="weather", run_limit=2, exit_behavior="continue")
+    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))
+    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
+    three = AIMessage("", tool_calls=[call("weather", f"w{n}") for n in (1, 2, 3)])
+    model = ScriptedChatModel(script=[three, AIMessage("done")])
+    agent: Agent = create_agent(model, tools=[WEATHER], middleware=middleware)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path)
+
+    stop = raised.value
+    assert (stop.count, stop.kind) == (3, "inner_middleware")
+    assert stop.failure is not None
+    assert stop.failure["call_id"] == "w3"

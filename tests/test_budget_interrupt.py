@@ -248,9 +248,10 @@ def test_a_resume_that_is_not_a_decision_is_refused_and_the_pause_stays(path: Pa
     with pytest.raises(ValidationError) as refused:
         resume(agent, path, {"type": "retry"})
 
-    # pydantic's error names the types there are; the note, the call that waits and the fix.
-    assert "'go_on', 'answer', 'stop'" in str(refused.value)
-    note = refused.value.__notes__[0]  # langgraph adds its own after it, naming the task
+    # One error, about the type (the schema tells the decisions apart by it); the note
+    # names the call that waits and the fix.
+    assert [error["type"] for error in refused.value.errors()] == ["union_tag_invalid"]
+    [note] = [note for note in refused.value.__notes__ if "Command(resume=...)" in note]
     assert "`weather`" in note
     assert "'c-4'" in note
     assert "Command(resume=...)" in note
@@ -279,6 +280,25 @@ def test_without_a_record_the_pause_lists_no_failures_and_says_the_rest(path: Pa
         2,
     )
     assert len(runs) == 3
+
+
+def test_the_pause_shows_clients_the_decisions_it_takes_as_json_schema() -> None:
+    # A client (the LangGraph server's, a UI) can build its form from the schema: one of
+    # three objects told apart by "type", none with a key of another.
+    agent = agent_of([])
+
+    [pause] = run(agent, "sync", config=CONFIG)["__interrupt__"]
+
+    schema: dict[str, Any] = pause.response_schema
+    assert schema["discriminator"]["propertyName"] == "type"
+    members = schema["$defs"]
+    assert sorted(members[name]["properties"]["type"]["const"] for name in members) == [
+        "answer",
+        "go_on",
+        "stop",
+    ]
+    assert all(member["additionalProperties"] is False for member in members.values())
+    assert members["AnswerDecision"]["required"] == ["type", "text"]
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -663,7 +683,7 @@ def test_a_decision_with_a_key_its_type_does_not_have_is_refused_before_it_is_ke
 
     [error] = refused.value.errors()
     assert error["loc"][-1] == extra  # the key refused, and only it
-    assert "`weather`" in refused.value.__notes__[0]
+    assert any("`weather`" in note for note in refused.value.__notes__)
     assert len(runs) == 3  # nothing ran
     result = resume(agent, path, {"type": "answer", "text": "Sunny."})
     assert tool_messages(result)["c-4"].text == "Sunny."

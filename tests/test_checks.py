@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import sys
 import warnings
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 # The package's Route, named apart from this module's own (a handler and a path).
 from langchain_tool_errors import InvalidArguments, ToolErrorMiddleware, ToolFailure
 from langchain_tool_errors import Route as ExceptClause
-from langchain_tool_errors.handlers import log_handled
+from langchain_tool_errors.handlers import alog_handled, log_handled
 from tests._agents import (
     PATHS,
     Path,
@@ -88,6 +89,34 @@ def any_arguments(*given: object) -> str:
 
 def repair_with_the_request(failure: object, request: object) -> None:
     return None
+
+
+class UnreadableHandler:
+    """A handler whose signature `inspect` cannot read, as some builtins' cannot be."""
+
+    __signature__ = "not a signature"
+
+    def __call__(self, exc: Exception, request: ToolCallRequest) -> str:
+        return "handled"
+
+
+def with_a_logger(
+    handler: Callable[[Exception, ToolCallRequest, list[str]], str],
+) -> Callable[[Exception, ToolCallRequest], str]:
+    """A decorator that hands the handler one more argument: `functools.wraps` copies the
+    handler's signature onto the wrapper, which takes two."""
+    log: list[str] = []
+
+    @functools.wraps(handler)
+    def wrapper(exc: Exception, request: ToolCallRequest) -> str:
+        return handler(exc, request, log)
+
+    return wrapper
+
+
+def explain_with_a_logger(exc: Exception, request: ToolCallRequest, log: list[str]) -> str:
+    log.append(type(exc).__name__)
+    return "handled"
 
 
 @dataclass(frozen=True)
@@ -259,7 +288,8 @@ def test_handlers_that_are_fine_construct() -> None:
     a_class: Any = Explanation  # calling a class builds an instance, never a coroutine
     ToolErrorMiddleware(a_class)
     ToolErrorMiddleware(any_arguments)  # it takes any number of them
-    ToolErrorMiddleware(print)  # a builtin: its signature cannot be read, so it is trusted
+    ToolErrorMiddleware(UnreadableHandler())  # its signature cannot be read: trusted
+    ToolErrorMiddleware(with_a_logger(explain_with_a_logger))  # the wrapper is what is called
     ToolErrorMiddleware(aon_error=AsyncCallable())
     ToolErrorMiddleware(aon_error=functools.partial(async_handler))
     ToolErrorMiddleware(sync_handler, exceptions=(ValueError, KeyError), tools=("a", "b"))
@@ -523,3 +553,37 @@ def test_a_handler_log_handled_wraps_is_checked_as_a_handler_is() -> None:
     assert message.endswith(
         "such as `def explain(exc: Exception, request: ToolCallRequest) -> str`."
     )
+
+
+def test_an_async_handler_alog_handled_wraps_is_shown_the_async_shape() -> None:
+    async def one_argument_async(exc: Exception) -> str:
+        return "handled"
+
+    handler: Any = one_argument_async
+
+    with pytest.raises(TypeError) as raised:
+        alog_handled(handler)
+
+    assert str(raised.value).endswith(
+        "such as `async def explain(exc: Exception, request: ToolCallRequest) -> str`."
+    )
+
+
+@pytest.mark.skipif(
+    sys.version_info < (3, 14),
+    reason="before 3.14 a module evaluates its annotations when it defines the function",
+)
+def test_a_handler_whose_annotations_name_what_only_checkers_import_constructs() -> None:
+    # As in a module without `from __future__ import annotations` whose `ToolCallRequest`
+    # is imported under `if TYPE_CHECKING:`: from 3.14 the annotation is evaluated only when
+    # read, and reading it raises NameError. The check reads the parameters alone.
+    namespace: dict[str, Any] = {}
+    exec(
+        "def explain(exc: Exception, request: ToolCallRequest) -> str:\n    return 'handled'\n"
+        "def one(exc: ToolCallRequest) -> str:\n    return 'handled'\n",
+        namespace,
+    )
+
+    ToolErrorMiddleware(namespace["explain"])
+    with pytest.raises(TypeError, match=r"it takes \(exc\)\."):
+        ToolErrorMiddleware(namespace["one"])

@@ -586,6 +586,17 @@ def test_a_class_neither_a_failure_nor_an_exception_as_a_kind_gets_no_hint() -> 
     )
 
 
+def test_the_base_of_the_failure_classes_as_a_kind_is_refused_saying_what_it_stands_for() -> None:
+    kinds: Any = [ReportedFailure]
+
+    with pytest.raises(ValueError, match="not a kind of failure") as raised:
+        ErrorBudget(per_tool=3, kinds=kinds)
+
+    assert "Name the kinds it stands for as strings, or leave kinds=None for all. " in str(
+        raised.value
+    )
+
+
 def test_an_exception_class_as_a_kind_is_refused_saying_how_to_count_only_some() -> None:
     kinds: Any = (TimeoutError,)
 

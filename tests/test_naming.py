@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-from _langchain_tool_errors.naming import public_module, public_names
+from _langchain_tool_errors.naming import public_module
 
 PUBLIC = [
     "langchain_tool_errors",
@@ -47,17 +47,3 @@ def test_every_public_class_and_function_is_named_by_the_module_it_is_imported_f
 )
 def test_a_module_with_no_public_names_keeps_its_own(module: str, public: str) -> None:
     assert public_module(module) == public
-
-
-def test_each_qualified_name_in_a_text_is_made_public() -> None:
-    text = (
-        "(failure: _langchain_tool_errors.record_types.ToolFailure, "
-        "model: _langchain_tool_errors.scripted_model.ScriptedChatModel, "
-        "stage: _langchain_tool_errors.classifying.Stage, other: my_langchain_tool_errors.x.Y)"
-    )
-
-    assert public_names(text) == (
-        "(failure: langchain_tool_errors.ToolFailure, "
-        "model: langchain_tool_errors.testing.ScriptedChatModel, "
-        "stage: _langchain_tool_errors.classifying.Stage, other: my_langchain_tool_errors.x.Y)"
-    )

@@ -836,23 +836,24 @@ BAD_OPTIONS: list[tuple[dict[str, Any], type[Exception], list[str]]] = [
     (
         {"listeners": [lambda: None]},
         TypeError,
-        ["`listeners[0]`", "one argument", "ToolFailure"],
+        ["`listeners[0]`", "it takes ()", "1 positional argument", "ToolFailure"],
     ),
     ({"listeners": [TakesNothing()]}, TypeError, ["`listeners[0]`", "()", "ToolFailure"]),
     (
         {"listeners": [takes_two]},
         TypeError,
-        ["`listeners[0]`", "(failure: 'ToolFailure', extra: 'int')", "one argument"],
+        ["`listeners[0]`", "as listener(failure): it takes (failure, extra).", "1 positional"],
     ),
+    # Shown by their parameters alone, whatever their annotations: strings or classes.
     (
         {"listeners": [takes_two_evaluated]},
         TypeError,
-        ["(failure: langchain_tool_errors.ToolFailure, extra: int)", "one argument"],
+        ["it takes (failure, extra).", "such as `def count(failure: ToolFailure) -> None`."],
     ),
     (
         {"listeners": [takes_a_model]},
         TypeError,
-        ["model: langchain_tool_errors.testing.ScriptedChatModel)", "one argument"],
+        ["it takes (failure, model).", "1 positional argument"],
     ),
 ]
 

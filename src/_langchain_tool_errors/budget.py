@@ -10,7 +10,12 @@ from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypeAlias
 from langchain.agents.middleware.types import AgentState, PrivateStateAttr
 from typing_extensions import TypeIs, override
 
-from _langchain_tool_errors.failures import FAILURE_KINDS, KIND_PHRASES, FailureKind
+from _langchain_tool_errors.failures import (
+    FAILURE_KINDS,
+    KIND_PHRASES,
+    FailureKind,
+    ReportedFailure,
+)
 from _langchain_tool_errors.record_types import ToolFailure
 
 COUNTS_KEY = "tool_error_budget_counts"
@@ -137,17 +142,19 @@ def _is_collection(value: object) -> TypeIs[Collection[object]]:
     return isinstance(value, Collection)
 
 
-def _named(kind: object) -> str:
+def _kind_shown(kind: object) -> str:
     """A value given in `kinds=`, as a message names it: a class by its name."""
     return f"the class {kind.__name__}" if isinstance(kind, type) else repr(kind)
 
 
-def _hint(kind: object) -> str:
+def _kind_meant(kind: object) -> str:
     """The kind meant by a wrong value in `kinds=`, where one can be told; else nothing."""
     if isinstance(kind, type):
-        meant: object = getattr(kind, "kind", None)
-        if meant in FAILURE_KINDS:  # a class of failure: kinds are named as strings
-            return f"Name its kind instead: {meant!r}. "
+        if issubclass(kind, ReportedFailure):  # a class of failure: kinds are strings
+            meant: object = getattr(kind, "kind", None)
+            if meant in FAILURE_KINDS:
+                return f"Name its kind instead: {meant!r}. "
+            return "Name the kinds it stands for as strings, or leave kinds=None for all. "
         if issubclass(kind, BaseException):
             return (
                 "Every exception is the kind 'exception'; to count only some types, give "
@@ -178,8 +185,9 @@ def _require_kinds(kinds: object) -> tuple[FailureKind, ...]:
     for kind in given:
         if kind not in FAILURE_KINDS:
             msg = (
-                f"`kinds` has {_named(kind)}, which is not a kind of failure. {_hint(kind)}"
-                f"The kinds are {', '.join(repr(known) for known in FAILURE_KINDS)}."
+                f"`kinds` has {_kind_shown(kind)}, which is not a kind of failure. "
+                f"{_kind_meant(kind)}The kinds are "
+                f"{', '.join(repr(known) for known in FAILURE_KINDS)}."
             )
             raise ValueError(msg)
     return tuple(kind for kind in FAILURE_KINDS if kind in given)

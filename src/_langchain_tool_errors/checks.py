@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import reprlib
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, cast
 
@@ -19,8 +20,7 @@ from typing_extensions import TypeIs, TypeVar
 
 from _langchain_tool_errors.budget import ErrorBudget
 from _langchain_tool_errors.control_flow import GraphBubbleUp
-from _langchain_tool_errors.failures import ReportedFailure
-from _langchain_tool_errors.naming import public_names
+from _langchain_tool_errors.failures import FAILURE_CLASSES, ReportedFailure
 from _langchain_tool_errors.record_types import Listener
 
 _T = TypeVar("_T")
@@ -106,6 +106,15 @@ def require_budget(budget: object) -> ErrorBudget | None:
     raise TypeError(msg)
 
 
+if sys.version_info >= (3, 14):
+    import annotationlib
+
+    # From 3.14 `inspect.signature` evaluates annotations, which may name what is imported
+    # only for type checkers; the parameters are all this reads.
+    _UNEVALUATED: dict[str, Any] = {"annotation_format": annotationlib.Format.FORWARDREF}
+else:
+    _UNEVALUATED: dict[str, Any] = {}
+
 HANDLER_SHAPE = "def explain(exc: Exception, request: ToolCallRequest) -> str"
 """A handler's shape, as messages show it."""
 
@@ -121,7 +130,7 @@ def require_callable(argument: str, handler: object) -> None:
         )
         raise TypeError(msg)
     shape = f"async {HANDLER_SHAPE}" if argument == "aon_error" else HANDLER_SHAPE
-    require_arguments(f"`{argument}`", handler, f"{argument}(exc, request)", shape)
+    require_arguments(f"`{argument}`", handler, argument, ("exc", "request"), shape)
 
 
 def require_handler_to_wrap(wrapper: str, handler: object) -> None:
@@ -132,24 +141,30 @@ def require_handler_to_wrap(wrapper: str, handler: object) -> None:
             f"{describe(handler)}. Pass the handler itself, e.g. {wrapper}(report_type_only)."
         )
         raise TypeError(msg)
-    require_arguments(f"{wrapper}()'s handler", handler, "handler(exc, request)", HANDLER_SHAPE)
+    shape = f"async {HANDLER_SHAPE}" if wrapper == "alog_handled" else HANDLER_SHAPE
+    require_arguments(f"{wrapper}()'s handler", handler, "handler", ("exc", "request"), shape)
 
 
 def require_arguments(
-    shown: str, function: Callable[..., object], called_as: str, shape: str
+    shown: str,
+    function: Callable[..., object],
+    called: str,
+    arguments: tuple[str, ...],
+    shape: str,
 ) -> None:
-    """`function` can take the positional arguments of `called_as`, as a checker proves.
+    """`function` can be called as `called(*arguments)`, positionally, as a checker proves.
 
-    A callable whose signature cannot be read (some builtins) is trusted. `shown` names the
-    argument in the message, `shape` is an example of the right signature.
+    The signature read is the function's own (not the one a `functools.wraps` wrapper
+    copies from what it wraps), and its annotations are never evaluated. A callable whose
+    signature cannot be read (some builtins) is trusted. `shown` names the argument in the
+    message, `shape` is an example of the right signature.
     """
     try:
-        signature = inspect.signature(function)
+        signature = inspect.signature(function, follow_wrapped=False, **_UNEVALUATED)
     except (TypeError, ValueError):  # no signature to read (a builtin): trust it
         return
-    count = called_as.count(",") + 1
     try:
-        signature.bind(*(None,) * count)
+        signature.bind(*(None,) * len(arguments))
     except TypeError as exc:
         # Its parameters by name and kind only: annotations may be strings, or long.
         bare = signature.replace(
@@ -159,10 +174,11 @@ def require_arguments(
             ],
             return_annotation=inspect.Signature.empty,
         )
+        count = len(arguments)
         msg = (
-            f"{shown} {describe(function)} cannot be called as {called_as}: it takes "
-            f"{bare}. It is called with "
-            f"{count} positional argument{'s' if count > 1 else ''}, such as `{shape}`."
+            f"{shown} {describe(function)} cannot be called as {called}"
+            f"({', '.join(arguments)}): it takes {bare}. It is called with {count} "
+            f"positional argument{'s' if count > 1 else ''}, such as `{shape}`."
         )
         raise TypeError(msg) from exc
 
@@ -254,7 +270,7 @@ def _require_types(
                     "the exceptions."
                 )
                 raise TypeError(msg)
-            if item.__module__ != ReportedFailure.__module__:
+            if item is not ReportedFailure and item not in FAILURE_CLASSES:
                 raise TypeError(_derived_failure(argument, item))
             selected.append(item)
             continue
@@ -282,12 +298,9 @@ def _require_types(
 
 def _derived_failure(argument: str, derived: type[ReportedFailure]) -> str:
     """Why a route may not name a class of the user's derived from a kind of failure."""
-    ours = ReportedFailure.__module__
-    made = next(base for base in derived.__mro__ if base.__module__ == ours)
+    made = next((base for base in derived.__mro__ if base in FAILURE_CLASSES), ReportedFailure)
     if made is ReportedFailure:
-        kinds = ", ".join(
-            kind.__name__ for kind in ReportedFailure.__subclasses__() if kind.__module__ == ours
-        )
+        kinds = ", ".join(kind.__name__ for kind in FAILURE_CLASSES)
         instead = "one of those, or ReportedFailure for every kind"
         made_as = f"as the kinds derived from ReportedFailure ({kinds})"
     else:
@@ -530,21 +543,13 @@ def require_listeners(listeners: object) -> tuple[Listener, ...]:
                 "failure's ToolFailure, such as `def count(failure: ToolFailure) -> None`."
             )
             raise TypeError(msg)
-        try:
-            signature = inspect.signature(listener)
-        except (TypeError, ValueError):  # a builtin without a signature: trust it
-            signature = None
-        if signature is not None:
-            try:
-                signature.bind(None)
-            except TypeError as exc:
-                shown = public_names(str(signature))
-                msg = (
-                    f"`listeners[{index}]` {listener!r} cannot be called with one argument "
-                    f"(its signature is {shown}). A listener takes the failure's "
-                    "ToolFailure, such as `def count(failure: ToolFailure) -> None`."
-                )
-                raise TypeError(msg) from exc
+        require_arguments(
+            f"`listeners[{index}]`",
+            listener,
+            "listener",
+            ("failure",),
+            "def count(failure: ToolFailure) -> None",
+        )
         checked.append(listener)
     return tuple(checked)
 

@@ -363,3 +363,14 @@ REPEATED_TEXT = (
 def kind_of(failure: Exception | ReportedFailure) -> FailureKind:
     """The kind of a failure: `"exception"` for an exception, else its class's kind."""
     return "exception" if isinstance(failure, BaseException) else failure.kind
+
+
+FAILURE_CLASSES: tuple[type[ReportedFailure], ...] = (
+    InvalidArguments,
+    UnknownTool,
+    ToolReportedError,
+    InnerMiddlewareError,
+    MalformedToolCall,
+    RepeatedCall,
+)
+"""The kinds of failure that are not exceptions, as the middleware makes them: these alone."""

@@ -1,13 +1,11 @@
 """Where the names of this package's private modules are public: what users read.
 
 The implementation lives in `_langchain_tool_errors`, so Python names its classes by those
-modules (`_langchain_tool_errors.record_types.ToolFailure`). A record's `error_type` and a
-message that shows a signature name them where users import them instead.
+modules (`_langchain_tool_errors.record_types.ToolFailure`). A record's `error_type` names
+them where users import them instead.
 """
 
 from __future__ import annotations
-
-import re
 
 _PUBLIC_MODULES = {
     "budget": "langchain_tool_errors",
@@ -25,8 +23,6 @@ _PUBLIC_MODULES = {
 }
 """Each private module whose public names are re-exported, and the module they are read from."""
 
-_PRIVATE = re.compile(r"\b_langchain_tool_errors\.(\w+)\.")
-
 
 def public_module(module: str) -> str:
     """The module users import a class of `module` from (`module` itself if not ours)."""
@@ -34,8 +30,3 @@ def public_module(module: str) -> str:
     if package != "_langchain_tool_errors":
         return module
     return _PUBLIC_MODULES.get(name, module)
-
-
-def public_names(text: str) -> str:
-    """`text` with each of this package's qualified names as users import it."""
-    return _PRIVATE.sub(lambda match: f"{public_module(match.group(0)[:-1])}.", text)

@@ -91,7 +91,7 @@ def require_repair(repair: object) -> RepairCall | None:
         )
         raise TypeError(msg)
     require_arguments(
-        "`repair`", repair, "repair(failure)", "def repair(failure: RepairableFailure) -> ..."
+        "`repair`", repair, "repair", ("failure",), "def repair(failure: RepairableFailure) -> ..."
     )
     # `callable()` narrows to `(...) -> object`: the number of parameters is checked above,
     # but not their types or the return type (what it returns is, at each call, by

@@ -592,8 +592,9 @@ def test_the_base_of_the_failure_classes_as_a_kind_is_refused_saying_what_it_sta
     with pytest.raises(ValueError, match="not a kind of failure") as raised:
         ErrorBudget(per_tool=3, kinds=kinds)
 
-    assert "Name the kinds it stands for as strings, or leave kinds=None for all. " in str(
-        raised.value
+    assert (
+        "failure. Name the kinds it stands for as strings, or leave kinds=None for all. The "
+        in str(raised.value)
     )
 
 

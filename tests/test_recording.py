@@ -1148,3 +1148,28 @@ def test_a_handler_that_fails_is_told_as_propagated(path: Path) -> None:
         assert [(f["error_type"], f["route"], f["outcome"]) for f in seen] == [
             ("KeyError", 0, "propagated")
         ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_error_answers_an_input_ends_with_are_the_caller_s_not_failures_of_the_run(
+    path: Path,
+) -> None:
+    # An app that sends the whole history each time: the error answer its history ends
+    # with was met before this run (or is the client's own tool's), so the run that starts
+    # neither records nor counts it, though no hook of this run settled it.
+    middleware = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_run=1), record_failures=True
+    )
+    agent = build_agent([echo_tool()], [middleware], [call("echo", "new")])
+    history: Any = {
+        "messages": [
+            HumanMessage("go"),
+            AIMessage("", tool_calls=[call("echo", "old")]),
+            ToolMessage("it broke", tool_call_id="old", name="echo", status="error"),
+        ]
+    }
+
+    result = run(agent, path, history)
+
+    assert result["tool_failures"] == []
+    assert result["messages"][-1].text == "done"  # the scripted model's reply after one

@@ -16,11 +16,11 @@ servers do), and a mark of an earlier step must not hide a later answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import PrivateStateAttr
-from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.runtime import Runtime
 
@@ -42,10 +42,17 @@ class SettledState(StopState):
 def step_of(state: Mapping[str, Any]) -> str:
     """The step whose calls are being answered: the id of the model's last reply.
 
-    `""` when there is no such reply or it has no id; the marks then name the call alone.
+    The reply `last_reply` finds (only answers after it), without gathering their ids: this
+    runs for each failure. `""` when there is no such reply or it has no id; the marks
+    then name the call alone.
     """
-    reply, _ = last_reply(state)
-    return "" if reply is None or reply.id is None else reply.id
+    messages: Sequence[object] = state.get("messages") or ()
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            return message.id or ""
+        if not isinstance(message, ToolMessage):
+            break
+    return ""
 
 
 def _mark(step: str, call_id: str) -> str:

@@ -35,7 +35,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, LiteralString, Protocol, TypeAlias, cast
 
@@ -374,6 +374,31 @@ def plain(value: object) -> Json:
     return repr(value)
 
 
+SETTLED = "tool_error_settled"
+"""The state key of the marks that name each answered call by its step and its id."""
+
+
+def with_replies_numbered(
+    values: Mapping[str, Any], messages: Sequence[BaseMessage]
+) -> dict[str, Any]:
+    """`values` with each reply's id in the settled marks written as the reply's place.
+
+    A mark names its step by the reply's message id, which each model call makes afresh, so
+    a worker's run and the reference run of the same script differ there only; the reply's
+    place among the thread's replies is what they share.
+    """
+    marks: object = values.get(SETTLED)
+    if not isinstance(marks, dict):
+        return dict(values)
+    replies = [m for m in messages if isinstance(m, AIMessage)]
+    places = {m.id: f"<reply {n}>" for n, m in enumerate(replies) if m.id}
+    renamed = {
+        "\x00".join(places.get(part, part) for part in str(key).split("\x00")): value
+        for key, value in cast("dict[object, object]", marks).items()
+    }
+    return {**values, SETTLED: renamed}
+
+
 def snapshot(state: StateSnapshot, text: str, outcome: str, error: str | None) -> Json:
     """What a run left in its thread: its outcome, and the state from its input on."""
     values = dict(state.values)
@@ -387,7 +412,7 @@ def snapshot(state: StateSnapshot, text: str, outcome: str, error: str | None) -
         "error": error,
         "messages_before": start,
         "messages": plain(messages[start:]),
-        "values": plain(values),
+        "values": plain(with_replies_numbered(values, messages)),
         "next": sorted(state.next),
         "interrupts": [plain(i.value) for task in state.tasks for i in task.interrupts],
     }

@@ -50,6 +50,7 @@ from tests._workers import (
     drive_sync,
     input_text,
     plain,
+    with_replies_numbered,
 )
 from tests.conftest import FIGURES
 
@@ -107,7 +108,7 @@ def reference(plans: Sequence[Plan], thread: str) -> tuple[list[Json], Json]:
 
 
 def final_state(values: dict[str, Any]) -> Json:
-    return plain(values)
+    return plain(with_replies_numbered(values, values.get("messages", [])))
 
 
 def as_thread(value: Json, thread: str) -> Json:

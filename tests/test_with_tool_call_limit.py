@@ -36,7 +36,7 @@ from langchain_tool_errors import (
     ToolFailure,
 )
 from langchain_tool_errors.handlers import report_type_only
-from langchain_tool_errors.testing import Repeat, ScriptedChatModel
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel, ScriptStep
 from tests._agents import PATHS, Agent, Path, call, echo_tool, failing_tool, run
 
 Exit = Literal["continue", "end", "error"]
@@ -104,22 +104,29 @@ def test_a_limit_that_raises_still_raises_and_nothing_is_answered_twice(
     assert [(f["call_id"], f["outcome"]) for f in told] == [("w1", "answered"), ("w2", "told")]
 
 
+def looping_on_blocks(order: str, step: ScriptStep, told: list[ToolFailure]) -> Agent:
+    """A model that calls `echo` with `step` for ever, a limit that lets one call run and
+    blocks the rest (`"continue"`), and a `per_tool=3` budget whose failures `told` gets."""
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=3), listeners=[told.append]
+    )
+    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
+    model = ScriptedChatModel(script=[Repeat(step)])
+    built: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
+    return built
+
+
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("path", PATHS)
 def test_a_budget_bounds_a_model_looping_on_the_limits_blocks(path: Path, order: str) -> None:
     # The model keeps calling a tool the limit blocks (exit_behavior="continue"): each call
     # is answered by the limit before it could run, and the model reads that answer as an
     # error, so the budget counts it, of the kind "inner_middleware", and stops the loop.
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     told: list[ToolFailure] = []
-    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
-    ours = ToolErrorMiddleware(
-        report_type_only, budget=ErrorBudget(per_tool=3), listeners=[told.append]
-    )
-    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
-    model = ScriptedChatModel(script=[Repeat(AIMessage("", tool_calls=[call("echo", "e")]))])
-    agent: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
+    agent = looping_on_blocks(order, AIMessage("", tool_calls=[call("echo", "e")]), told)
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, "sync" if path == "sync" else "async")
@@ -148,16 +155,8 @@ def same_id_every_time(messages: Sequence[BaseMessage]) -> AIMessage:
 def test_a_budget_bounds_a_model_that_gives_every_call_the_same_id(path: Path, order: str) -> None:
     # Each block answers a call of a step of its own, whatever the call's id: each is a
     # failure, counted, so the loop stops as it does with ids of their own (the test above).
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     told: list[ToolFailure] = []
-    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
-    ours = ToolErrorMiddleware(
-        report_type_only, budget=ErrorBudget(per_tool=3), listeners=[told.append]
-    )
-    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
-    model = ScriptedChatModel(script=[Repeat(same_id_every_time)])
-    agent: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
+    agent = looping_on_blocks(order, same_id_every_time, told)
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path, config={"recursion_limit": 40})

@@ -49,10 +49,15 @@ def step_of(state: Mapping[str, Any]) -> str:
     messages: Sequence[object] = state.get("messages") or ()
     for message in reversed(messages):
         if isinstance(message, AIMessage):
-            return message.id or ""
+            return _step(message)
         if not isinstance(message, ToolMessage):
             break
     return ""
+
+
+def _step(reply: AIMessage | None) -> str:
+    """The step a reply stands for: its id, or `""` where there is no reply or id."""
+    return "" if reply is None or reply.id is None else reply.id
 
 
 def _mark(step: str, call_id: str) -> str:
@@ -96,7 +101,7 @@ def trailing_answers(state: Mapping[str, Any]) -> dict[str, int]:
     of the run that starts.
     """
     reply, answered = last_reply(state)
-    step = "" if reply is None or reply.id is None else reply.id
+    step = _step(reply)
     return {_mark(step, call_id): 1 for call_id in answered}
 
 
@@ -112,7 +117,7 @@ def answered_elsewhere(
     if reply is None or not answered:
         return
     marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
-    step = "" if reply.id is None else reply.id
+    step = _step(reply)
     calls: dict[str, ToolCall] = {str(call["id"]): call for call in reply.tool_calls}
     answers: list[ToolMessage] = []
     for message in reversed(state["messages"]):

@@ -426,14 +426,21 @@ class StopNotSaved(Exception):
     LangGraph drops the write's error because the run already ends with the stop: the
     caller has `ToolErrorBudgetExceeded`, the thread stays at the step before. The worker
     treats it as the database error it is and hands the run back, as it does any other.
+
+    The thread's state can show the stop all the same: the step's own writes are saved
+    apart from its checkpoint, and the state read back applies them. What tells is that
+    no step is left to run, where a saved stop leaves the hook that raises it.
     """
 
 
 def _ended(state: StateSnapshot, text: str, stopped: ToolErrorBudgetExceeded | None) -> Json:
     if stopped is not None:
-        if not state.values.get("tool_error_budget_stops"):
+        if not state.values.get("tool_error_budget_stops") or not state.next:
             raise StopNotSaved(f"{stopped.failure} is not in the thread's checkpoint")
-        return snapshot(state, text, "stopped", f"{type(stopped).__name__}: {stopped}")
+        # The message as the budget wrote it: whether the tool's exception is chained to it
+        # depends on the process that raises it, which a retried run changes.
+        message: str = stopped.args[0]
+        return snapshot(state, text, "stopped", f"{type(stopped).__name__}: {message}")
     paused = any(task.interrupts for task in state.tasks)
     return snapshot(state, text, "paused" if paused else "ok", None)
 

@@ -19,6 +19,7 @@ and PostgreSQL restarted under load. (A run cancelled mid-step is tests/test_can
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -31,13 +32,15 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import psycopg
 import pytest
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
+from typing_extensions import override
 
 from langchain_tool_errors import ToolFailure
 from tests._postgres import Postgres
@@ -46,7 +49,9 @@ from tests._workers import (
     MARKERS_ENV,
     QUEUE_TABLE,
     Json,
+    StopNotSaved,
     build_agent,
+    drive_async,
     drive_sync,
     input_text,
     plain,
@@ -496,3 +501,54 @@ def test_postgres_restarted_under_load(cluster: Cluster, postgres: Postgres) -> 
         f"{len(errors)} database errors met, {again} claims retried a run; every result "
         f"and final state equal to the model ({len(results)}); {elapsed:.0f}s"
     )
+
+
+class LosesTheStop(InMemorySaver):
+    """A saver whose database fails once, as it saves the checkpoint that holds a stop."""
+
+    lost = 0
+
+    @override
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        if not self.lost and checkpoint["channel_values"].get("tool_error_budget_stops"):
+            self.lost += 1
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_stop_whose_checkpoint_was_lost_is_handed_back_and_raised_again(
+    path: Literal["sync", "async"],
+) -> None:
+    # What PostgreSQL restarted under load met: the step that spent the budget wrote its
+    # answers and the stop, its checkpoint was lost, the next step raised the stop. The
+    # thread shows the stop (its writes are saved) but no step left: the worker hands the
+    # run back, and the run again ends where the model's does.
+    plan: Plan = [
+        {"calls": [{"do": "conn"}, {"do": "value"}, {"do": "key"}], "malformed": False},
+        {"calls": [{"do": "conn"}, {"do": "invalid"}], "malformed": False},
+    ]
+    thread = thread_name(900)
+    text = input_text(thread, 0, plan)
+    saver = LosesTheStop()
+    agent = build_agent(saver, _ignore)
+
+    def drive() -> Json:
+        if path == "sync":
+            return drive_sync(agent, thread, text)
+        return asyncio.run(drive_async(agent, thread, text))
+
+    with pytest.raises(StopNotSaved):
+        drive()
+    assert saver.lost == 1
+    again = drive()
+    (want,), _ = reference([plan], thread)
+    assert want["outcome"] == "stopped"
+    assert want["next"] == ["ToolErrorMiddleware.before_model"]
+    assert again == want

@@ -410,6 +410,39 @@ def test_a_model_sending_only_malformed_calls_is_stopped_by_a_budget(path: Path)
 
 
 @pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("budget_first", [True, False])
+@pytest.mark.parametrize("reply", [MALFORMED_ONLY, MALFORMED], ids=["only", "beside a call"])
+def test_a_budget_stops_malformed_calls_beside_another_watching_middleware(
+    path: Path, budget_first: bool, reply: AIMessage
+) -> None:
+    # Of two watching middleware, the one listed inside sends a reply of only malformed
+    # calls back to the model from its hook after the model, so the other's hook there never
+    # runs: it meets the calls before the next model call instead. Beside a valid call, both
+    # meet them after the model. Either way each counts and records each call once.
+    budget = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=2), name="budget")
+    told: list[ToolFailure] = []
+    recording = ToolErrorMiddleware(
+        report_type_only, record_failures=True, listeners=[told.append], name="recording"
+    )
+    stack = [budget, recording] if budget_first else [recording, budget]
+    agent = agent_of([lookup_tool()], stack, [Repeat(reply)])
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, config={"recursion_limit": 60})
+
+    assert (spent.value.kind, spent.value.count, spent.value.tool) == (
+        "malformed_call",
+        3,
+        "lookup",
+    )
+    # The recording middleware is told of each reply's call once: of all three when it is
+    # inside and meets them first, of the two before the stop when it is outside.
+    assert [(f["middleware"], f["kind"]) for f in told] == [("recording", "malformed_call")] * (
+        3 if budget_first else 2
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("watching", [False, True])
 def test_a_reply_of_only_malformed_calls_ends_the_run_where_nothing_watches_them(
     path: Path, watching: bool

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Never, TypeAlias, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -1625,6 +1625,16 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """A new run starts from zero (resumes of an interrupt do not pass here)."""
         return self._reset(state)
 
+    def _malformed(self, state: Any, runtime: Runtime[Any]) -> list[_Settled]:
+        """The last reply's malformed calls this middleware has not met: it meets none."""
+        del state, runtime
+        return []
+
+    async def _amalformed(self, state: Any, runtime: Runtime[Any]) -> list[_Settled]:
+        """`_malformed` on the async path."""
+        del state, runtime
+        return []
+
     @override
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
         """A new run starts from zero, on the async path."""
@@ -1638,10 +1648,12 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
 
         A budget spent in the step before is raised here, now that the step is saved. The
         step's failures in a row are put in call order with its successes
-        (`Accounts.in_call_order`). The error answers to the model's last reply that this
-        middleware did not settle were written by another middleware's hook after the
-        model (a limit, a person's review): each goes through the stages as a failure of
-        the kind `"inner_middleware"`.
+        (`Accounts.in_call_order`). The malformed calls of the model's last reply that this
+        middleware's hook after the model did not meet go through the stages first: a hook
+        listed inside it sent the run back to the model, and LangGraph skipped the rest.
+        The error answers to that reply that this middleware did not settle were written by
+        another middleware's hook after the model (a limit, a person's review): each goes
+        through the stages as a failure of the kind `"inner_middleware"`.
 
         Raises:
             ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
@@ -1649,7 +1661,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         self._raise_stop(state)
         accounts = self._accounts
         ordered = None if accounts is None else accounts.in_call_order(state)
-        found: list[_Settled] = []
+        found = self._malformed(state, runtime)
         for failure, request, message in answered_elsewhere(state, runtime, self._name):
             if self._ignores(request) or self._is_closed(request, state):
                 continue
@@ -1681,7 +1693,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         self._raise_stop(state)
         accounts = self._accounts
         ordered = None if accounts is None else accounts.in_call_order(state)
-        found: list[_Settled] = []
+        found = await self._amalformed(state, runtime)
         for failure, request, message in answered_elsewhere(state, runtime, self._name):
             if self._ignores(request) or self._is_closed(request, state):
                 continue
@@ -1821,8 +1833,9 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
                         counts[key] = counts.get(key, 0) + value
             if recorder is not None:
                 records.append(recorder.failure(failure, request, route, outcome))
-            if replaces is not None:
-                marks[settled_key(self._name, step, _call_id(request))] = 1
+            # Met here: an answer written elsewhere is not met again before the next model
+            # call, nor a malformed call (`_malformed`).
+            marks[settled_key(self._name, step, _call_id(request))] = 1
             if answer is not None:
                 messages.append(answer if replaces is None else _keeping(answer, replaces))
         if messages:
@@ -1919,19 +1932,7 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
         A reply with no call but malformed ones goes back to the model in the same run:
         `create_agent` would otherwise end the run with it, an empty answer.
         """
-        settled: list[_Settled] = []
-        for failure, request in malformed_calls(state, runtime):
-            if self._ignores(request):
-                continue
-            route = self._table.route(failure, request)
-            try:
-                reply = None if route is None else reply_to(route, failure, request)
-            except GraphBubbleUp:
-                raise
-            except Exception:
-                self._propagated(failure, request, route)
-                raise
-            settled.append((failure, request, reply, None if route is None else route[2], None))
+        settled = self._malformed(state, runtime)
         update, records = self._settle(state, settled)
         recorder = self._recorder
         if recorder is not None:
@@ -1943,10 +1944,41 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
     @override
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """The same answers on the async path."""
+        settled = await self._amalformed(state, runtime)
+        update, records = self._settle(state, settled)
+        recorder = self._recorder
+        if recorder is not None:
+            for record in records:
+                await recorder.atell(record)
+        return _back_to_the_model(state, settled, update)
+
+    @override
+    def _malformed(self, state: Any, runtime: Runtime[Any]) -> list[_Settled]:
+        """The last reply's malformed calls this middleware has not met, each routed.
+
+        Met after the model; else before the next model call, when a hook after the model
+        listed inside this one sent the run back to the model (a reply of only malformed
+        calls, which another watching middleware of this package sends back) and LangGraph
+        skipped this one's.
+        """
         settled: list[_Settled] = []
-        for failure, request in malformed_calls(state, runtime):
-            if self._ignores(request):
-                continue
+        for failure, request in self._unmet(state, runtime):
+            route = self._table.route(failure, request)
+            try:
+                reply = None if route is None else reply_to(route, failure, request)
+            except GraphBubbleUp:
+                raise
+            except Exception:
+                self._propagated(failure, request, route)
+                raise
+            settled.append((failure, request, reply, None if route is None else route[2], None))
+        return settled
+
+    @override
+    async def _amalformed(self, state: Any, runtime: Runtime[Any]) -> list[_Settled]:
+        """`_malformed` on the async path."""
+        settled: list[_Settled] = []
+        for failure, request in self._unmet(state, runtime):
             route = self._table.route(failure, request)
             try:
                 reply = None if route is None else await areply_to(route, failure, request)
@@ -1956,12 +1988,19 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
                 await self._apropagated(failure, request, route)
                 raise
             settled.append((failure, request, reply, None if route is None else route[2], None))
-        update, records = self._settle(state, settled)
-        recorder = self._recorder
-        if recorder is not None:
-            for record in records:
-                await recorder.atell(record)
-        return _back_to_the_model(state, settled, update)
+        return settled
+
+    def _unmet(
+        self, state: Any, runtime: Runtime[Any]
+    ) -> Iterator[tuple[MalformedToolCall, ToolCallRequest]]:
+        """The malformed calls nothing answered that this middleware takes and has not met."""
+        marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
+        step = step_of(state)
+        for failure, request in malformed_calls(state, runtime):
+            if not self._ignores(request) and (
+                settled_key(self._name, step, _call_id(request)) not in marks
+            ):
+                yield failure, request
 
 
 class _LookingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):

@@ -36,6 +36,7 @@ from tests._agents import (
     run,
     tool_messages,
 )
+from tests._processes import ROOT
 from tests.conftest import FIGURES
 
 
@@ -348,6 +349,16 @@ FIGURES.append(
     f"bad-input matrix: {len(CONSTRUCTION)} constructor rows, {len(BAD_RETURNS)} handler-return "
     f"rows x {len(ROUTES)} routes = {len(CONSTRUCTION) + len(BAD_RETURNS) * len(ROUTES)} cases"
 )
+
+
+def test_the_reliability_guide_gives_the_matrix_as_it_is() -> None:
+    guide = (ROOT / "docs" / "guides" / "reliability.md").read_text()
+    cases = len(CONSTRUCTION) + len(BAD_RETURNS) * len(ROUTES)
+    assert (
+        f"| bad-input matrix | {len(CONSTRUCTION)} constructor rows; {len(BAD_RETURNS)} "
+        f"handler-return rows × {len(ROUTES)} routes"
+    ) in guide
+    assert f"= {cases} cases |" in guide
 
 
 @pytest.mark.parametrize("route", ROUTES.values(), ids=ROUTES.keys())

@@ -47,6 +47,7 @@ from langchain_tool_errors import (
     Route,
     ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
+    ToolFailure,
     ToolReportedError,
     UnknownTool,
 )

@@ -298,12 +298,12 @@ def test_successful_tool_calls_in_an_agent_are_untouched(path: Path) -> None:
     assert calls.seen == []
 
 
-def test_trace_policy_omits_the_request_payload() -> None:
+def test_trace_policy_omits_the_payloads() -> None:
     policy = ToolErrorMiddleware(explain).trace_policy
 
     assert policy is not None
     assert policy.process_inputs is omit_payload
-    assert policy.process_outputs is None
+    assert policy.process_outputs is omit_payload
 
 
 def test_no_handler_is_a_public_error_both_a_type_error_and_a_value_error() -> None:

@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Durability, Overwrite
+from langgraph.types import Durability, Overwrite, StateSnapshot
 from typing_extensions import override
 
 from _langchain_tool_errors import stopping
@@ -298,7 +298,8 @@ def test_a_stop_whose_step_was_not_saved_is_saved_when_the_run_is_retried(
         run_with(agent, path, durability)
     assert saver.failed
     # Either way the thread stays at the step before the stop's, without the stop.
-    lost_step = agent.get_state(CONFIG)
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    lost_step: StateSnapshot = graph.get_state(CONFIG)
     assert not lost_step.values.get(STOPS)
     assert "tools" in lost_step.next
 

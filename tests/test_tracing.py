@@ -16,36 +16,59 @@ import pytest
 # reports as partially unknown.
 from langsmith.run_helpers import tracing_context  # pyright: ignore[reportUnknownVariableType]
 
-from langchain_tool_errors import ToolErrorMiddleware
+from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware
 from tests._agents import PATHS, Path, build_agent, call, failing_tool, run
 
+HOOKS = {"wrap_tool_call", "wrap_model_call"}
+"""The hooks of a plain middleware, by their sync names."""
 
-def _spans(client: Any, name: str) -> list[dict[str, Any]]:
-    created: list[Any] = client.create_run.call_args_list
-    return [c.kwargs for c in created if c.kwargs.get("name") == name]
+WATCHING_HOOKS = HOOKS | {"before_agent", "before_model", "after_model", "after_agent"}
+"""The hooks of one with a budget, a record and a listener."""
+
+
+def _sync_name(hook: str) -> str:
+    """`abefore_model` as `before_model`; `after_model` as it is."""
+    return hook[1:] if hook.startswith("a") and hook[1:] in WATCHING_HOOKS else hook
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_hook_spans_record_no_tool_arguments_or_state(path: Path) -> None:
+@pytest.mark.parametrize("watching", [False, True], ids=["plain", "watching"])
+def test_hook_spans_record_no_tool_arguments_state_or_replies(path: Path, watching: bool) -> None:
     client: Any = mock.create_autospec(langsmith.Client, instance=True)
+    middleware = (
+        ToolErrorMiddleware(
+            lambda exc, request: "search failed",
+            budget=ErrorBudget(per_run=5),
+            record_failures=True,
+            listeners=[lambda failure: None],
+        )
+        if watching
+        else ToolErrorMiddleware(lambda exc, request: "search failed")
+    )
     agent = build_agent(
         [failing_tool("search", ValueError("db password is hunter2"))],
-        [ToolErrorMiddleware(lambda exc, request: "search failed")],
+        [middleware],
         [call("search", "c1", query="patient 4711")],
     )
 
     with tracing_context(enabled=True, client=client, project_name="test"):
         run(agent, path)
 
-    hook = (
-        "ToolErrorMiddleware.wrap_tool_call"
-        if path == "sync"
-        else ("ToolErrorMiddleware.awrap_tool_call")
-    )
-    spans = _spans(client, hook)
-    assert len(spans) == 1
-    assert spans[0]["inputs"] == {}
-    assert "patient 4711" not in repr(spans[0])
+    created: list[Any] = client.create_run.call_args_list
+    updated: list[Any] = client.update_run.call_args_list
+    spans = [
+        c.kwargs for c in created if str(c.kwargs.get("name")).startswith("ToolErrorMiddleware.")
+    ]
+    ends = [
+        c.kwargs for c in updated if str(c.kwargs.get("name")).startswith("ToolErrorMiddleware.")
+    ]
+    hooks = {_sync_name(str(span["name"]).removeprefix("ToolErrorMiddleware.")) for span in spans}
+    assert hooks == (WATCHING_HOOKS if watching else HOOKS)
+    assert all(span["inputs"] == {} for span in spans)
+    assert ends
+    assert all(end.get("outputs") in (None, {}) for end in ends)
+    for secret in ("patient 4711", "hunter2", "search failed"):
+        assert secret not in repr(spans) + repr(ends)
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -189,8 +189,15 @@ class ToolErrorMiddleware(
         ```
     """
 
-    trace_policy: TracePolicy | None = TracePolicy(process_inputs=omit_payload)
-    """Hook spans record no request payload (the tool call's arguments and the state)."""
+    trace_policy: TracePolicy | None = TracePolicy(
+        process_inputs=omit_payload, process_outputs=omit_payload
+    )
+    """Hook spans keep their timing and record `{}` as inputs and outputs.
+
+    What they would record is the request (the tool call's arguments, the state) and what
+    comes back (the model's reply with its calls' arguments, a state update): the
+    model's, the tool's and the tools node's own spans already show what each returned.
+    """
 
     _on_error: OnError[_ContentT_co, Any] | None
     _aon_error: AOnError[_ContentT_co, Any] | None

@@ -14,7 +14,8 @@ the stops, the record) and each thread's final checkpoint must equal it exactly,
 thread's own id in place of the reference thread's. Faults: workers killed with SIGKILL
 before, during and after a failure is handled (the run is retried from its last checkpoint
 by another worker once the lease expires), an interrupt resumed on another worker,
-and PostgreSQL restarted under load. (A run cancelled mid-step is tests/test_cancelled.py's.)
+and PostgreSQL restarted under load; and, in this process, a database that fails at each
+one of a thread's writes in turn. (A run cancelled mid-step is tests/test_cancelled.py's.)
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from tests._processes import ROOT
 from tests._workers import (
     MARKERS_ENV,
     QUEUE_TABLE,
+    Agent,
     Json,
     StopNotSaved,
     build_agent,
@@ -552,3 +554,110 @@ def test_a_stop_whose_checkpoint_was_lost_is_handed_back_and_raised_again(
     assert want["outcome"] == "stopped"
     assert want["next"] == ["ToolErrorMiddleware.before_model"]
     assert again == want
+
+
+class FailsOnce(InMemorySaver):
+    """A saver whose database fails at its `at`-th write (a checkpoint or a step's writes)."""
+
+    def __init__(self, at: int) -> None:
+        # InMemorySaver's `factory` parameter is an untyped defaultdict factory.
+        super().__init__()  # pyright: ignore[reportUnknownMemberType]
+        self.at = at
+        self.written = 0
+        self.failed = False
+
+    def _write(self) -> None:
+        self.written += 1
+        if self.written == self.at:
+            self.failed = True
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    @override
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        self._write()  # `aput` calls `put`
+        return super().put(config, checkpoint, metadata, new_versions)
+
+    @override
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self._write()  # `aput_writes` calls `put_writes`
+        super().put_writes(config, writes, task_id, task_path)
+
+
+FAULT_PLANS: list[Plan] = [
+    # Five failures in two steps: the per-run limit of 4 stops the run in the tools step.
+    [
+        {"calls": [{"do": "conn"}, {"do": "value"}, {"do": "key"}], "malformed": False},
+        {"calls": [{"do": "conn"}, {"do": "invalid"}], "malformed": False},
+    ],
+    # An interrupt resumed, a malformed call, and a tool a "tell" route budget closes.
+    [
+        {"calls": [{"do": "approve"}, {"do": "reported"}], "malformed": True},
+        {"calls": [{"do": "reported"}, {"do": "ok"}], "malformed": False},
+    ],
+    # Four failures in the tools step, then a malformed call that stops the run after the
+    # model.
+    [
+        {"calls": [{"do": "key"}, {"do": "value"}, {"do": "key"}, {"do": "conn"}]},
+        {"calls": [{"do": "ok"}], "malformed": True},
+    ],
+]
+
+
+def run_as_a_worker(agent: Agent, thread: str, plans: Sequence[Plan], path: str) -> list[Json]:
+    """Each run to its end as the workers take it: handed back on a database error."""
+    results: list[Json] = []
+    for run, plan in enumerate(plans):
+        text = input_text(thread, run, plan)
+        for _ in range(5):
+            try:
+                if path == "sync":
+                    result = drive_sync(agent, thread, text)
+                else:
+                    result = asyncio.run(drive_async(agent, thread, text))
+            except (psycopg.Error, StopNotSaved):
+                continue  # handed back: the next attempt goes on from the last checkpoint
+            if result["outcome"] != "paused":  # a pause is resumed by the next attempt
+                results.append(result)
+                break
+        else:
+            pytest.fail(f"run {run} of {thread} did not end in 5 attempts")
+    return results
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_database_failure_at_any_one_write_leaves_every_run_as_the_model_has_it(
+    path: str,
+) -> None:
+    # Every write of the three runs fails in its turn, one per pass: a checkpoint or a
+    # step's writes, saved as the step runs or while the next one does. Each pass's runs
+    # and final state equal the reference run's, as the many-worker tests check under load.
+    thread = thread_name(901)
+    runs, final = reference(FAULT_PLANS, thread)
+    assert [r["outcome"] for r in runs] == ["stopped", "ok", "stopped"]
+    clean = FailsOnce(0)
+    assert run_as_a_worker(build_agent(clean, _ignore), thread, FAULT_PLANS, path) == runs
+    failed_at: list[int] = []
+    for at in range(1, clean.written + 1):
+        saver = FailsOnce(at)
+        agent = build_agent(saver, _ignore)
+        assert run_as_a_worker(agent, thread, FAULT_PLANS, path) == runs, at
+        config: RunnableConfig = {"configurable": {"thread_id": thread}}
+        assert final_state(agent.get_state(config).values) == final, at
+        failed_at += [at] if saver.failed else []
+    assert failed_at == list(range(1, clean.written + 1))
+    FIGURES.append(
+        f"a database failure at each one of {clean.written} writes ({path}): every run and "
+        "the thread's final state equal the model"
+    )

@@ -1632,16 +1632,6 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """A new run starts from zero (resumes of an interrupt do not pass here)."""
         return self._reset(state)
 
-    def _malformed(self, state: Any, runtime: Runtime[Any]) -> list[_Settled]:
-        """The last reply's malformed calls this middleware has not met: it meets none."""
-        del state, runtime
-        return []
-
-    async def _amalformed(self, state: Any, runtime: Runtime[Any]) -> list[_Settled]:
-        """`_malformed` on the async path."""
-        del state, runtime
-        return []
-
     @override
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
         """A new run starts from zero, on the async path."""
@@ -1740,6 +1730,16 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> None:
         """`after_agent` on the async path."""
         self._raise_stop(state)
+
+    def _malformed(self, state: Any, runtime: Runtime[Any]) -> list[_Settled]:
+        """The malformed calls this middleware has not met: none, with no hook after the model."""
+        del state, runtime
+        return []
+
+    async def _amalformed(self, state: Any, runtime: Runtime[Any]) -> list[_Settled]:
+        """`_malformed` on the async path."""
+        del state, runtime
+        return []
 
     def _is_closed(self, request: ToolCallRequest, state: Any) -> bool:
         """Whether the call is to a tool a "tell" budget closed: answered, never a failure.

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import pytest
 
@@ -30,6 +30,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import StateSnapshot
 from pydantic import SecretStr
 
 from _langchain_tool_errors.unfinished import UNFINISHED_TEXT, with_every_call_answered
@@ -163,11 +164,25 @@ class Hanging:
         )
 
 
-def agent_of(model: BaseChatModel, tool: BaseTool, checkpointer: BaseCheckpointSaver[Any]) -> Agent:
+class Thread(Agent, Protocol):
+    """An agent whose thread's saved state the tests read back."""
+
+    def get_state(self, config: RunnableConfig, /) -> StateSnapshot:
+        """The thread's last saved state, on the sync path."""
+        ...
+
+    async def aget_state(self, config: RunnableConfig, /) -> StateSnapshot:
+        """The thread's last saved state, on the async path."""
+        ...
+
+
+def agent_of(
+    model: BaseChatModel, tool: BaseTool, checkpointer: BaseCheckpointSaver[Any]
+) -> Thread:
     middleware: list[AgentMiddleware[Any, Any, Any]] = [
         ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3), record_failures=True)
     ]
-    agent: Agent = create_agent(
+    agent: Thread = create_agent(
         model, tools=[tool], middleware=middleware, checkpointer=checkpointer
     )
     return agent
@@ -247,6 +262,16 @@ def loopback_of() -> Iterator[dict[Provider, Loopback]]:
         yield servers
 
 
+def left_unanswered_in_the_thread(state: StateSnapshot) -> None:
+    """The answers sent for the unfinished calls were sent only: the saved thread still
+    holds the cancelled reply's calls, and no message answers them."""
+    messages: list[AnyMessage] = state.values["messages"]
+    calls = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
+    answered = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
+    assert calls == ["c-fail", "c-hang"]
+    assert answered == []
+
+
 def checked(provider: Provider, loopback: Loopback) -> None:
     """The next input's request: every call paired with one result, the unfinished ones'
     saying so; the model answered."""
@@ -270,7 +295,7 @@ def test_a_cancelled_async_run_leaves_a_thread_the_provider_takes(
     postgres: Postgres | None = request.getfixturevalue("postgres") if saver == "postgres" else None
     hanging = Hanging()
 
-    async def main() -> dict[str, Any]:
+    async def main() -> tuple[dict[str, Any], StateSnapshot]:
         async with checkpointer_of(saver, postgres) as checkpointer:
             scripted = ScriptedChatModel(script=[TWO_CALLS, AIMessage("unreachable")])
             first = agent_of(scripted, hanging.tool(), checkpointer)
@@ -282,11 +307,13 @@ def test_a_cancelled_async_run_leaves_a_thread_the_provider_takes(
 
             model = real_model(loopback_of[provider], provider)
             second = agent_of(model, hanging.tool(), checkpointer)
-            return await second.ainvoke({"messages": [HumanMessage("and now?")]}, CONFIG)
+            result = await second.ainvoke({"messages": [HumanMessage("and now?")]}, CONFIG)
+            return result, await second.aget_state(CONFIG)
 
-    result = asyncio.run(main())
+    result, state = asyncio.run(main())
 
     checked(provider, loopback_of[provider])
+    left_unanswered_in_the_thread(state)
     assert result["tool_failures"] == []  # the cancelled run's failure is not counted anew
     final: AIMessage = result["messages"][-1]
     assert final.text in (_wire_openai.FINAL_ANSWER, _wire_anthropic.FINAL_ANSWER)
@@ -309,3 +336,4 @@ def test_a_sync_run_stopped_by_keyboard_interrupt_leaves_a_thread_the_provider_t
     second.invoke({"messages": [HumanMessage("and now?")]}, CONFIG)
 
     checked(provider, loopback_of[provider])
+    left_unanswered_in_the_thread(second.get_state(CONFIG))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from enum import Enum
 from typing import Any
@@ -46,6 +47,7 @@ from tests._agents import (
     direct_request,
     echo_tool,
     failing_tool,
+    question,
     run,
     tool_messages,
 )
@@ -159,6 +161,34 @@ def test_async_path_falls_back_to_on_error() -> None:
     )
 
     assert tool_messages(run(agent, "async"))["c1"].content == "search failed: KeyError"
+
+
+@pytest.mark.parametrize("made", ["one handler", "a route"])
+def test_a_sync_on_error_on_the_async_path_runs_on_the_event_loop(made: str) -> None:
+    ran_on: list[tuple[asyncio.AbstractEventLoop, int]] = []
+
+    def on_the_loop(exc: Exception, request: ToolCallRequest) -> str:
+        # Raises RuntimeError in a thread that runs no event loop.
+        ran_on.append((asyncio.get_running_loop(), threading.get_ident()))
+        return explain(exc, request)
+
+    middleware: AgentMiddleware[Any, Any, Any] = (
+        ToolErrorMiddleware(on_the_loop)
+        if made == "one handler"
+        else ToolErrorMiddleware.from_routes([Route(KeyError, on_the_loop)])
+    )
+    agent = build_agent(
+        [failing_tool("search", KeyError("k"))], [middleware], [call("search", "c1")]
+    )
+
+    async def main() -> tuple[dict[str, Any], asyncio.AbstractEventLoop, int]:
+        result = await agent.ainvoke(question())
+        return result, asyncio.get_running_loop(), threading.get_ident()
+
+    result, loop, thread = asyncio.run(main())
+
+    assert tool_messages(result)["c1"].content == "search failed: KeyError"
+    assert ran_on == [(loop, thread)]
 
 
 def test_async_only_middleware_handles_the_async_path() -> None:

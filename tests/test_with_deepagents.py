@@ -29,6 +29,7 @@ from langgraph.types import Command, StateSnapshot
 from packaging.version import Version
 
 from _langchain_tool_errors.recording import FailureState
+from _langchain_tool_errors.stopping import STOPS_KEY
 from langchain_tool_errors import (
     ErrorBudget,
     FailureKind,
@@ -40,7 +41,7 @@ from langchain_tool_errors import (
     ToolFailure,
 )
 from langchain_tool_errors.handlers import report_type_only
-from langchain_tool_errors.testing import ScriptedChatModel, ScriptStep
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel, ScriptStep
 from tests._agents import PATHS, Agent, Path, call, failing_tool, run, tool_messages
 
 FILE_TOOLS_ANSWER_ERRORS = Version(version("deepagents")) >= Version("0.5.7")
@@ -525,4 +526,120 @@ def test_a_sub_agents_budget_stop_is_a_failure_of_task_to_the_parent(path: Path)
     failures: list[ToolFailure] = result["tool_failures"]
     assert [(f["middleware"], f["call_id"], f["error_type"]) for f in failures] == [
         ("ToolErrorMiddleware", "t1", "langchain_tool_errors.ToolErrorBudgetExceeded")
+    ]
+
+
+# E. A forked sub-agent: the parent's state, and the parent's middleware instance (C28).
+
+
+FORKS = "mode" in SubAgent.__annotations__
+"""Whether deepagents has forked sub-agents (`mode="fork"`)."""
+
+needs_forks = pytest.mark.skipif(not FORKS, reason="this deepagents has no forked sub-agents")
+beta = pytest.mark.filterwarnings("ignore:The feature `forked subagents` is in beta")
+
+
+def forked_helper(turns: Sequence[Sequence[ToolCall]], tools: Sequence[BaseTool]) -> SubAgent:
+    """`helper` as a fork: deepagents hands it the parent's state, private channels
+    included, and gives it the parent's middleware (the same instances).
+
+    Its model makes one reply per turn, then answers "done". The fork's conversation is the
+    parent's, then the task as a human message: its replies are counted from that message.
+    """
+    replies = [AIMessage("", tool_calls=list(calls)) for calls in turns]
+
+    def reply(messages: Sequence[BaseMessage]) -> AIMessage:
+        task = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
+        made = sum(isinstance(m, AIMessage) for m in messages[task:])
+        return replies[made] if made < len(replies) else AIMessage("done")
+
+    spec = sub_agent([], tools)
+    spec["model"] = ScriptedChatModel(script=[Repeat(reply)])
+    spec["mode"] = "fork"
+    return spec
+
+
+@needs_forks
+@beta
+@pytest.mark.parametrize("path", PATHS)
+def test_a_forked_sub_agent_counts_and_records_its_own_run_with_the_parents_instance(
+    path: Path,
+) -> None:
+    bad = failing_tool("bad", LookupError("x"))
+    shared = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_tool=1, when_spent="tell", message="`{tool}` closed at {count}"),
+        record_failures=True,
+    )
+    agent = deep_agent(
+        steps([call("bad", "p1")], [ask_helper("t1")], [call("bad", "p3")]),
+        tools=[bad],
+        middleware=[shared],
+        subagents=[forked_helper([[call("bad", "s1")]], [bad])],
+    )
+
+    result = run(agent, path)
+
+    # The fork is handed the parent's state (p1's count and record) and runs the parent's
+    # instance (it has no middleware of its own): its run starts from zero all the same
+    # (LangGraph keeps these channels out of a graph's input, and a run's start empties
+    # them), so s1 is its first failure (answered, not told), and its record holds s1
+    # alone, which `task` hands back after p1.
+    assert records(result) == [
+        ("ToolErrorMiddleware", "p1", "exception", "answered"),
+        ("ToolErrorMiddleware", "s1", "exception", "answered"),
+        ("ToolErrorMiddleware", "p3", "exception", "told"),
+    ]
+    answers = tool_messages(result)
+    assert (answers["t1"].status, answers["t1"].text) == ("success", "done")
+    # The parent counts its own run only: p3 is its second failure of `bad`, not its third.
+    assert (answers["p3"].status, answers["p3"].text) == ("error", "`bad` closed at 2")
+
+
+def stopped_at(spent: ToolErrorBudgetExceeded) -> tuple[str | None, int]:
+    """The call whose failure spent the budget, and the count it was spent at."""
+    assert spent.failure is not None
+    return spent.failure["call_id"], spent.count
+
+
+@needs_forks
+@beta
+@pytest.mark.parametrize("path", PATHS)
+def test_a_forked_sub_agents_stop_stays_in_its_run_and_the_parent_counts_its_own(
+    path: Path,
+) -> None:
+    fork_stops: list[tuple[str | None, int]] = []
+
+    def answer(exc: Exception, request: ToolCallRequest) -> str:
+        if isinstance(exc, ToolErrorBudgetExceeded):  # the fork's stop, through `task`
+            fork_stops.append(stopped_at(exc))
+        return report_type_only(exc, request)
+
+    bad = failing_tool("bad", LookupError("x"))
+    shared = ToolErrorMiddleware(answer, budget=ErrorBudget(per_tool=1), record_failures=True)
+    agent = deep_agent(
+        steps([call("bad", "p1")], [ask_helper("t1")], [call("bad", "p3")]),
+        tools=[bad],
+        middleware=[shared],
+        subagents=[forked_helper([[call("bad", "s1")], [call("bad", "s2")]], [bad])],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "forked"}}
+
+    with pytest.raises(ToolErrorBudgetExceeded) as stopped:
+        run(agent, path, {"messages": [HumanMessage("go")]}, config)
+
+    # The fork counted from zero: its second failure (s2) stopped it, not its first.
+    assert fork_stops == [("s2", 2)]
+    # The parent was not stopped by the fork's stop: it went on, and its own budget,
+    # which counted its own failures of `bad` only, stopped it at p3, the second.
+    assert stopped_at(stopped.value) == ("p3", 2)
+    values = agent.get_state(config).values
+    assert {name: stop["call_id"] for name, stop in values[STOPS_KEY].items()} == {
+        "ToolErrorMiddleware": "p3"
+    }
+    assert records(values) == [
+        ("ToolErrorMiddleware", "p1", "exception", "answered"),
+        ("ToolErrorMiddleware", "t1", "exception", "answered"),
+        ("ToolErrorMiddleware", "p3", "exception", "stopped"),
     ]

@@ -200,9 +200,12 @@ def test_a_persons_rejection_is_the_same_failure_wherever_it_is_written(
     ]
 
 
+@pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("mode", ["batched", "per_call"])
-def test_a_persons_response_in_place_of_the_tool_is_no_failure(mode: Mode, path: Path) -> None:
+def test_a_persons_response_in_place_of_the_tool_is_no_failure(
+    mode: Mode, path: Path, order: str
+) -> None:
     from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 
     told: list[ToolFailure] = []
@@ -211,11 +214,15 @@ def test_a_persons_response_in_place_of_the_tool_is_no_failure(mode: Mode, path:
         interrupt_mode=mode,
     )
     ours = ToolErrorMiddleware(
-        report_type_only, budget=ErrorBudget(per_tool=1), listeners=[told.append]
+        report_type_only,
+        budget=ErrorBudget(per_tool=1),
+        record_failures=True,
+        listeners=[told.append],
     )
+    middleware: list[Any] = [review, ours] if order == "review first" else [ours, review]
     model = ScriptedChatModel(script=[CALLS[0], AIMessage("done")])
     agent: Agent = create_agent(
-        model, tools=[WEATHER], middleware=[ours, review], checkpointer=InMemorySaver()
+        model, tools=[WEATHER], middleware=middleware, checkpointer=InMemorySaver()
     )
     respond = {"type": "respond", "message": "It is sunny in Oslo."}
 
@@ -225,6 +232,7 @@ def test_a_persons_response_in_place_of_the_tool_is_no_failure(mode: Mode, path:
     [answer] = [m for m in result["messages"] if isinstance(m, ToolMessage)]
     assert (answer.text, answer.status) == ("It is sunny in Oslo.", "success")
     assert told == []
+    assert result["tool_failures"] == []
 
 
 @pytest.mark.parametrize("order", ORDERS)

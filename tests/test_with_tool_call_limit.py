@@ -450,3 +450,106 @@ def test_a_block_is_counted_after_the_failures_of_its_own_step(path: Path, order
     assert (stop.count, stop.kind) == (3, "inner_middleware")
     assert stop.failure is not None
     assert stop.failure["call_id"] == "w3"
+
+
+def saved_answers(agent: Agent, config: RunnableConfig) -> list[ToolMessage]:
+    """The tool messages of the thread's last checkpoint."""
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    messages: list[BaseMessage] = graph.get_state(config).values["messages"]
+    return [m for m in messages if isinstance(m, ToolMessage)]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_a_block_that_spends_the_budget_stops_the_run_with_the_limits_answer_kept(
+    path: Path, order: str
+) -> None:
+    # The limit lets e1 run and blocks e2 and e3. This middleware meets both blocks before
+    # the next model call; e3's is the second failure of `echo` and spends per_tool=1. The
+    # run stops, and e3 keeps the answer the limit wrote for it: the stop writes none.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    script = [
+        AIMessage("", tool_calls=[call("echo", "e1")]),
+        AIMessage("", tool_calls=[call("echo", "e2"), call("echo", "e3")]),
+        AIMessage("done"),
+    ]
+
+    def limit() -> ToolCallLimitMiddleware:
+        return ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+
+    # The limit alone: what it writes for each call.
+    alone: Agent = create_agent(
+        ScriptedChatModel(script=script), tools=[echo_tool()], middleware=[limit()]
+    )
+    written = {
+        m.tool_call_id: m for m in run(alone, path)["messages"] if isinstance(m, ToolMessage)
+    }
+    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
+    middleware: list[Any] = [limit(), ours] if order == "limit first" else [ours, limit()]
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[echo_tool()],
+        middleware=middleware,
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "blocked"}}
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path, {"messages": [HumanMessage("go")]}, config)
+
+    stop = raised.value
+    assert stop.failure is not None
+    assert (stop.failure["call_id"], stop.count, stop.kind) == ("e3", 2, "inner_middleware")
+    saved = saved_answers(agent, config)
+    assert Counter(m.tool_call_id for m in saved) == {"e1": 1, "e2": 1, "e3": 1}
+    kept = {m.tool_call_id: (m.status, m.content) for m in saved}
+    assert written["e3"].status == "error"
+    assert kept["e3"] == (written["e3"].status, written["e3"].content)
+    assert kept["e2"] == (written["e2"].status, written["e2"].content)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("path", PATHS)
+def test_the_limits_blocks_in_the_reply_whose_failure_stops_the_run_are_never_met(
+    path: Path, order: str
+) -> None:
+    # w2 fails in the tools step and spends per_tool=1, so the run is stopped before the
+    # next model call, where this middleware would have met the limit's block of e1, in the
+    # same reply. No model call follows: the block is never met, neither recorded nor told,
+    # and keeps the limit's answer.
+    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+
+    told: list[ToolFailure] = []
+    limit = ToolCallLimitMiddleware(tool_name="echo", run_limit=0, exit_behavior="continue")
+    ours = ToolErrorMiddleware(
+        report_type_only,
+        budget=ErrorBudget(per_tool=1),
+        record_failures=True,
+        listeners=[told.append],
+    )
+    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
+    script = [
+        AIMessage("", tool_calls=[call("weather", "w1")]),
+        AIMessage("", tool_calls=[call("weather", "w2"), call("echo", "e1")]),
+        AIMessage("done"),
+    ]
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[WEATHER, echo_tool()],
+        middleware=middleware,
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "stopped"}}
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path, {"messages": [HumanMessage("go")]}, config)
+
+    assert (raised.value.tool, raised.value.count, raised.value.kind) == ("weather", 2, "exception")
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    kept: list[ToolFailure] = graph.get_state(config).values["tool_failures"]
+    records = [(f["call_id"], f["kind"], f["outcome"]) for f in kept]
+    assert records == [("w1", "exception", "answered"), ("w2", "exception", "stopped")]
+    assert [(f["call_id"], f["kind"], f["outcome"]) for f in told] == records
+    [e1] = [m for m in saved_answers(agent, config) if m.tool_call_id == "e1"]
+    assert e1.status == "error"  # the limit's block, the only answer e1 has

@@ -396,6 +396,33 @@ def test_a_reply_of_only_malformed_calls_gets_a_second_chance_in_the_same_run(
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_a_reply_of_only_malformed_calls_goes_back_to_the_model_for_listeners_alone(
+    path: Path,
+) -> None:
+    # No budget, no route, no record: a listener is enough for the middleware to meet the
+    # reply's malformed call and send the run back to the model, which reads its answer.
+    told: list[ToolFailure] = []
+    read: list[BaseMessage] = []
+
+    def next_reply(messages: Sequence[BaseMessage]) -> AIMessage:
+        read.extend(messages)
+        return DONE
+
+    middleware = ToolErrorMiddleware(report_type_only, listeners=[told.append])
+    agent = agent_of([lookup_tool()], [middleware], [MALFORMED_ONLY, next_reply])
+
+    result = run(agent, path)
+
+    assert [(m.tool_call_id, m.status) for m in read if isinstance(m, ToolMessage)] == [
+        ("cut", "error")
+    ]
+    assert result["messages"][-1].text == "done"
+    assert [(f["call_id"], f["kind"], f["outcome"]) for f in told] == [
+        ("cut", "malformed_call", "answered")
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
 def test_a_model_sending_only_malformed_calls_is_stopped_by_a_budget(path: Path) -> None:
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=2))
     agent = agent_of([lookup_tool()], [middleware], [Repeat(MALFORMED_ONLY)])
@@ -485,6 +512,24 @@ def test_a_spent_tell_budget_tells_the_model_a_tool_does_not_exist(path: Path) -
     told = ErrorBudget.UNKNOWN_TOOL_MESSAGE.format(tool="lookkup", count=3, times="3 times")
     assert texts[2:] == [told, told]
     assert "There is no tool `lookkup`" in told
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tell_budgets_own_message_is_what_a_tool_that_does_not_exist_is_told(
+    path: Path,
+) -> None:
+    _, _, looping = LOOPS["unknown_tool"]
+    budget = ErrorBudget(per_tool=2, when_spent="tell", message="`{tool}` is off ({count}).")
+    agent = agent_of(
+        [lookup_tool()],
+        [ToolErrorMiddleware(report_type_only, budget=budget)],
+        [Repeat(looping, times=4), DONE],
+    )
+
+    result = run(agent, path)
+
+    texts = [m.text for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert texts[2:] == ["`lookkup` is off (3).", "`lookkup` is off (3)."]
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -779,6 +824,89 @@ def test_a_json_schema_tools_own_failure_with_valid_arguments_stays_tool_reporte
     assert [(f.kind, f.text) for f in seen.failures] == [("tool_reported", "cannot divide by zero")]
 
 
+class Stored(BaseModel):
+    """A record as the store keeps it."""
+
+    owner: str
+
+
+def validating_tool() -> BaseTool:
+    """`lookup(record_id: int)` with `handle_validation_error` set, and no `handle_tool_error`:
+    it answers arguments its schema refuses, and a `ValidationError` of its own (the stored
+    record it reads does not fit `Stored`), with the same text."""
+
+    def lookup(record_id: int) -> str:
+        """Look a record up by its number."""
+        return Stored.model_validate({"owner": record_id}).owner  # raises: not a str
+
+    return StructuredTool.from_function(lookup, handle_validation_error="lookup could not do it")
+
+
+HANDLES_VALIDATION: dict[str, tuple[dict[str, object], FailureKind]] = {
+    "arguments its schema refuses": ({"record_id": "A-17"}, "invalid_arguments"),
+    "its own ValidationError, for arguments its schema takes": ({"record_id": 7}, "tool_reported"),
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(
+    ("args", "kind"), HANDLES_VALIDATION.values(), ids=HANDLES_VALIDATION.keys()
+)
+def test_a_tool_with_handle_validation_error_reported_it_unless_its_schema_refused_the_arguments(
+    path: Path, args: dict[str, object], kind: FailureKind
+) -> None:
+    seen = Seen()
+    agent = agent_of(
+        [validating_tool()],
+        [routed(seen, path, CLASSES[kind])],
+        [AIMessage("", tool_calls=[call("lookup", "c", **args)]), DONE],
+    )
+
+    result = run(agent, path)
+
+    assert tool_messages(result)["c"].text == "rewritten"
+    [failure] = seen.failures
+    # The tool answered (its handle_validation_error's text), and the route for the kind took it.
+    assert (type(failure), failure.kind, failure.text) == (
+        CLASSES[kind],
+        kind,
+        "lookup could not do it",
+    )
+
+
+def _lenient_divide(**args: object) -> str:
+    """A server that takes numbers sent as strings too, and fails on a zero divisor."""
+    a, b = int(str(args.get("a"))), int(str(args.get("b")))
+    if b == 0:
+        raise ToolException("cannot divide by zero")
+    return f"{a / b}"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_json_integer_refuses_a_string_of_digits_even_where_the_server_takes_it(
+    path: Path,
+) -> None:
+    seen = Seen()
+    lenient = StructuredTool(
+        name="divide",
+        description="Divide `a` by `b`.",
+        args_schema=DIVIDE_SCHEMA,
+        func=_lenient_divide,
+        handle_tool_error=True,
+    )
+    agent = agent_of(
+        [lenient], [routed(seen, path, InvalidArguments)], [calling("divide", a="1", b=0), DONE]
+    )
+
+    result = run(agent, path)
+
+    assert tool_messages(result)["c"].text == "rewritten"
+    [failure] = seen.failures
+    assert isinstance(failure, InvalidArguments)
+    assert failure.errors == (FieldError("a", "Input should be a valid integer"),)
+    assert failure.text == "cannot divide by zero"  # the server took "1", and failed on b
+
+
 def json_schema_of(schema: dict[str, object]) -> BaseTool:
     return StructuredTool(name="t", description="d", args_schema=schema, func=_divide)
 
@@ -797,6 +925,12 @@ REFUSED: dict[str, tuple[dict[str, object], dict[str, object], list[tuple[str, s
     "wrong type": (
         {"properties": {"a": {"type": "integer"}}},
         {"a": "one"},
+        [("a", "Input should be a valid integer")],
+    ),
+    # What the tool publishes decides, not what its server would take.
+    "a string of digits for an integer": (
+        {"properties": {"a": {"type": "integer"}}},
+        {"a": "1"},
         [("a", "Input should be a valid integer")],
     ),
     "true is not an integer": (

@@ -15,6 +15,9 @@ from typing import Any, Literal
 
 import pytest
 from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from langchain_tool_errors import (
@@ -257,3 +260,48 @@ def test_failures_that_go_on_up_are_told_to_listeners_and_never_kept_in_the_reco
 
     assert [(f["call_id"], f["outcome"]) for f in told] == [("c1", "propagated")] * 2
     assert result["tool_failures"] == []
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_outer_retrys_answer_to_a_failure_ours_declined_is_an_inner_middleware_failure(
+    path: Path,
+) -> None:
+    # Ours declines each TimeoutError, so it goes on up to the retry outside, which runs the
+    # tool again and, out of attempts, answers the call itself (on_failure="continue"). To
+    # ours that answer was written elsewhere: it meets it before the next model call as an
+    # "inner_middleware" failure, which it records, tells and counts like any other.
+    flaky, told = Flaky(failures=10, secret=SECRET), list[ToolFailure]()
+    ours = ToolErrorMiddleware(
+        decline, budget=ErrorBudget(per_tool=1), record_failures=True, listeners=[told.append]
+    )
+    plan = Plan(calls(call("fetch", "c1")), calls(call("fetch", "c2")))
+    agent = agent_of(
+        plan,
+        [flaky.tool()],
+        stacked("retry outside", ours, "continue"),
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "declined"}}
+
+    with pytest.raises(ToolErrorBudgetExceeded) as stopped:
+        run(agent, path, {"messages": [HumanMessage("go")]}, config)
+
+    assert (stopped.value.kind, stopped.value.count, stopped.value.limit) == (
+        "inner_middleware",
+        2,
+        1,
+    )
+    assert flaky.runs == 6  # three attempts for each call
+    # Each attempt's exception went on up ("propagated"); each call's answer was met once.
+    propagated = [("c1", "exception", "propagated")] * 3
+    assert [(f["call_id"], f["kind"], f["outcome"]) for f in told] == [
+        *propagated,
+        ("c1", "inner_middleware", "answered"),
+        *[("c2", kind, outcome) for _, kind, outcome in propagated],
+        ("c2", "inner_middleware", "stopped"),
+    ]
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    assert record_view(graph.get_state(config).values["tool_failures"]) == [
+        ("c1", "inner_middleware", INNER, None, "answered"),
+        ("c2", "inner_middleware", INNER, None, "stopped"),
+    ]

@@ -7,9 +7,9 @@ import gc
 import logging
 import time
 import warnings
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path as FilePath
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain.agents.middleware import AgentMiddleware
@@ -27,6 +27,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Overwrite, interrupt
+from typing_extensions import override
 
 from langchain_tool_errors import (
     ErrorBudget,
@@ -510,6 +511,27 @@ def test_a_declined_or_unrouted_exception_is_told_as_propagated(path: Path) -> N
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_a_failure_of_a_call_the_model_gave_no_id_is_told_with_call_id_none(path: Path) -> None:
+    # No message can answer a call without an id, so the failure goes on up (chained to a
+    # ValueError naming the tool): listeners are told of it, with `call_id` None.
+    error = KeyError("x")
+    tool_call = call("search", "c1")
+    tool_call["id"] = None
+    seen: list[ToolFailure] = []
+    agent = build_agent(
+        [failing_tool("search", error)], [recording(listeners=[seen.append])], [tool_call]
+    )
+
+    with pytest.raises(ValueError, match="`search` has no id") as raised:
+        run(agent, path)
+
+    assert raised.value.__cause__ is error
+    assert [(f["tool"], f["call_id"], f["kind"], f["outcome"]) for f in seen] == [
+        ("search", None, "exception", "propagated")
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
 def test_the_record_survives_an_interrupt_and_a_resume_by_another_agent(
     path: Path, tmp_path: FilePath
 ) -> None:
@@ -967,6 +989,59 @@ def test_an_outer_budget_counts_what_an_inner_recording_middleware_answered(path
         2,
         "inner_middleware",
     )
+
+
+class Inspects(AgentMiddleware[Any, Any, Any]):
+    """Another package's middleware that keeps what each tool call returns to it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.results: list[ToolMessage | Command[Any]] = []
+
+    @override
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        result = handler(request)
+        self.results.append(result)
+        return result
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        result = await handler(request)
+        self.results.append(result)
+        return result
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_another_packages_middleware_outside_a_recording_one_receives_a_command(
+    path: Path,
+) -> None:
+    spy = Inspects()
+    agent = build_agent(
+        [failing_tool("search", KeyError("k"))], [spy, recording()], [call("search", "c1")]
+    )
+
+    result = run(agent, path)
+
+    [answer] = spy.results
+    assert isinstance(answer, Command)
+    update: dict[str, Any] = cast("dict[str, Any]", answer.update)
+    [message] = update["messages"]
+    assert isinstance(message, ToolMessage)
+    assert (message.tool_call_id, message.status, message.text) == (
+        "c1",
+        "error",
+        "Tool `search` failed with KeyError.",
+    )
+    assert update["tool_failures"] == result["tool_failures"]
+    assert [(f["call_id"], f["outcome"]) for f in update["tool_failures"]] == [("c1", "answered")]
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -349,6 +349,32 @@ def test_no_code_block_or_table_overflows_a_1280_px_window_and_no_code_wraps_ins
     )
 
 
+def table_rows_cut_short(text: str) -> list[str]:
+    """The lines outside code blocks that start a table row and do not end it.
+
+    A line break inside a row ends the table there: the rest of the row, and every row
+    after it, render as a paragraph.
+    """
+    cut: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("|") and not line.rstrip().endswith("|"):
+            cut.append(line[:60])
+    return cut
+
+
+def test_no_table_row_of_a_page_or_the_readme_is_cut_by_a_line_break() -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    assert table_rows_cut_short("| a | b |\n| --- | --- |\n| one | two\nthree |\n") == [
+        "| one | two"
+    ]
+    assert {str(p.relative_to(ROOT)): table_rows_cut_short(p.read_text()) for p in pages} == {
+        str(p.relative_to(ROOT)): [] for p in pages
+    }
+
+
 def test_where_to_go_next_on_the_landing_page_links_to_every_guide(site: Build) -> None:
     landing = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
     where_next = landing.split("## Where to go next", 1)[1].split("\n## ", 1)[0]

@@ -15,7 +15,12 @@ from typing import Annotated, Any, cast
 
 import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ToolRetryMiddleware,
+    hook_config,
+)
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -27,8 +32,10 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from langchain_core.tools.base import ArgsSchema
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+from langgraph.runtime import Runtime
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 from pydantic import BaseModel, model_validator
@@ -468,6 +475,67 @@ def test_a_budget_stops_malformed_calls_beside_another_watching_middleware(
     assert [(f["middleware"], f["kind"]) for f in told] == [("recording", "malformed_call")] * (
         3 if budget_first else 2
     )
+
+
+class RefusesEveryCall(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Answers each valid call of a reply with an error in place of running it, and sends the
+    run back to the model, so the hooks after the model of middleware outside it never run."""
+
+    @hook_config(can_jump_to=["model"])
+    @override
+    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        reply = state["messages"][-1]
+        if not isinstance(reply, AIMessage) or not reply.tool_calls:
+            return None
+        refusals = [
+            ToolMessage("refused", tool_call_id=str(c["id"]), name=c["name"], status="error")
+            for c in reply.tool_calls
+        ]
+        return {"messages": refusals, "jump_to": "model"}
+
+    @hook_config(can_jump_to=["model"])
+    @override
+    async def aafter_model(
+        self, state: AgentState[Any], runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        return self.after_model(state, runtime)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_stop_met_before_the_model_leaves_every_call_with_one_answer(path: Path) -> None:
+    # The budget meets the reply's malformed call before the next model call (the hook
+    # inside sent the run back), then the other middleware's refusal of the valid call. When
+    # the malformed call spends the budget, the refusal stays the valid call's one answer.
+    told: list[ToolFailure] = []
+    budget = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_run=2), listeners=[told.append]
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[Repeat(MALFORMED)]),
+        tools=[lookup_tool()],
+        middleware=[budget, RefusesEveryCall()],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}, "recursion_limit": 40}
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, config=config)
+
+    assert (spent.value.kind, spent.value.count) == ("malformed_call", 3)
+    assert [(f["kind"], f["outcome"]) for f in told] == [
+        ("malformed_call", "answered"),
+        ("inner_middleware", "answered"),
+        ("malformed_call", "stopped"),
+    ]
+    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
+    messages: list[BaseMessage] = graph.get_state(config).values["messages"]
+    answered = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
+    assert sorted(answered) == sorted(set(answered))
+    [last] = [m for m in messages if isinstance(m, AIMessage) and m.tool_calls][-1:]
+    refused = str(last.tool_calls[0]["id"])
+    assert [
+        m.text for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == refused
+    ] == ["refused"]
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -1230,16 +1230,24 @@ def test_error_answers_an_input_ends_with_are_the_caller_s_not_failures_of_the_r
     path: Path,
 ) -> None:
     # An app that sends the whole history each time: the error answer its history ends
-    # with was met before this run (or is the client's own tool's), so the run that starts
-    # neither records nor counts it, though no hook of this run settled it.
+    # with, and the malformed call beside it, were met before this run (or are the client's
+    # own), so the run that starts neither records, tells nor counts them, though no hook of
+    # this run settled them.
+    told: list[ToolFailure] = []
     middleware = ToolErrorMiddleware(
-        report_type_only, budget=ErrorBudget(per_run=1), record_failures=True
+        report_type_only,
+        budget=ErrorBudget(per_run=1),
+        record_failures=True,
+        listeners=[told.append],
     )
     agent = build_agent([echo_tool()], [middleware], [call("echo", "new")])
+    cut = InvalidToolCall(
+        name="echo", args='{"text": ', id="cut", error="cut short", type="invalid_tool_call"
+    )
     history: Any = {
         "messages": [
             HumanMessage("go"),
-            AIMessage("", tool_calls=[call("echo", "old")]),
+            AIMessage("", tool_calls=[call("echo", "old")], invalid_tool_calls=[cut]),
             ToolMessage("it broke", tool_call_id="old", name="echo", status="error"),
         ]
     }
@@ -1247,4 +1255,5 @@ def test_error_answers_an_input_ends_with_are_the_caller_s_not_failures_of_the_r
     result = run(agent, path, history)
 
     assert result["tool_failures"] == []
+    assert told == []
     assert result["messages"][-1].text == "done"  # the scripted model's reply after one

@@ -16,15 +16,18 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pytest
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware, PIIDetectionError, PIIMiddleware
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, InvalidToolCall
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from langchain_tool_errors import ToolErrorMiddleware, ToolFailure
-from tests._agents import PATHS, Path, call, run, tool_messages
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import ScriptedChatModel
+from tests._agents import PATHS, Agent, Path, call, run, tool_messages
 from tests._composing import Plan, agent_of, calls, message_rows
 
 Order = Literal["pii outside", "ours outside"]
@@ -160,3 +163,29 @@ def test_a_blocking_pii_middleware_stops_the_run_and_the_checkpoint_keeps_the_re
         ("invalid", "invalid_arguments", "answered"),
     ]
     assert "example" not in repr(failures)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("order", ORDERS)
+def test_a_reply_of_only_malformed_calls_is_redacted_where_pii_is_listed_after_ours(
+    path: Path, order: Order
+) -> None:
+    # Ours sends such a reply back to the model from its hook after the model, and LangGraph
+    # skips the hooks after the model of the middleware listed before it: listed there, the
+    # PII middleware never reads the reply.
+    pii = PIIMiddleware("email", strategy="redact", apply_to_output=True)
+    mine = ToolErrorMiddleware(report_type_only, listeners=[lambda failure: None])
+    cut = InvalidToolCall(
+        name="lookup", args='{"record_id": ', id="cut", error="cut", type="invalid_tool_call"
+    )
+    model = ScriptedChatModel(
+        script=[AIMessage(f"writing to {EMAIL}", invalid_tool_calls=[cut]), AIMessage("done")]
+    )
+    agent: Agent = create_agent(model, tools=tools(), middleware=stacked(order, pii, mine))
+
+    result = run(agent, path)
+
+    first = next(m for m in result["messages"] if isinstance(m, AIMessage))
+    assert first.invalid_tool_calls  # the reply, sent back: the model was called again
+    assert result["messages"][-1].text == "done"
+    assert (EMAIL in first.text) == (order == "pii outside")

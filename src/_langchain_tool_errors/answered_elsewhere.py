@@ -12,6 +12,10 @@ in neither: those were written elsewhere, and go through the same stages as any 
 failure. Each mark names its step (the reply's message id) with the call's id: a model may
 give the calls of every reply the same ids ("call_0" each time, as some OpenAI-compatible
 servers do), and a mark of an earlier step must not hide a later answer.
+
+The same marks name the malformed calls each middleware met in its hook after the model:
+when a hook listed inside it sends the run straight back to the model, LangGraph skips the
+rest, and the middleware meets the calls it missed before the next model call instead.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from _langchain_tool_errors.failures import InnerMiddlewareError
 from _langchain_tool_errors.stopping import StopState, running_config
 
 SETTLED_KEY = "tool_error_settled"
-"""The state key holding the calls of the run whose error answers a middleware settled."""
+"""The state key holding the run's calls a middleware settled: error answers, malformed calls."""
 
 
 class SettledState(StopState):
@@ -65,7 +69,11 @@ def _mark(step: str, call_id: str) -> str:
 
 
 def settled_key(name: str, step: str, call_id: str) -> str:
-    """The key that marks an answer written elsewhere as settled by the middleware `name`."""
+    """The key that marks a failure met in a model hook as settled by the middleware `name`.
+
+    An answer written elsewhere, or a malformed call: neither is met again by that
+    middleware before the next model call.
+    """
     return f"{name}\x00{_mark(step, call_id)}"
 
 
@@ -93,16 +101,28 @@ def own_key(step: str, call_id: str) -> str:
     return f"{_mark(step, call_id)}\x00own"
 
 
-def trailing_answers(state: Mapping[str, Any]) -> dict[str, int]:
-    """The marks for the answers a run's input ends with: given, not met in this run.
+def given(state: Mapping[str, Any]) -> dict[str, int]:
+    """The marks for what a run's input ends with: given, not met in this run.
 
     An input may end with a reply and answers to its calls (a client that ran the tools,
     an app that sends the whole history each time): they are the caller's, not failures
-    of the run that starts.
+    of the run that starts. Nor are that reply's malformed calls: a middleware met them in
+    the run that made the reply, if at all, and `create_agent` answers them before the
+    next model call.
     """
     reply, answered = last_reply(state)
     step = _step(reply)
-    return {_mark(step, call_id): 1 for call_id in answered}
+    marks = {_mark(step, call_id): 1 for call_id in answered}
+    for call in () if reply is None else reply.invalid_tool_calls:
+        call_id = call.get("id")
+        if call_id:
+            marks[_mark(step, call_id)] = 1
+    return marks
+
+
+def met(marks: Mapping[str, int], name: str, step: str, call_id: str) -> bool:
+    """Whether the middleware `name` met the call in this run, or the run was given it."""
+    return settled_key(name, step, call_id) in marks or _mark(step, call_id) in marks
 
 
 def answered_elsewhere(

@@ -18,11 +18,12 @@ from _langchain_tool_errors.answered_elsewhere import (
     SETTLED_KEY,
     SettledState,
     answered_elsewhere,
+    given,
+    met,
     own,
     settled,
     settled_key,
     step_of,
-    trailing_answers,
 )
 from _langchain_tool_errors.asked_by import note_replies
 from _langchain_tool_errors.budget import (
@@ -1645,9 +1646,9 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
 
         A budget spent in the step before is raised here, now that the step is saved. The
         step's failures in a row are put in call order with its successes
-        (`Accounts.in_call_order`). The malformed calls of the model's last reply that this
-        middleware's hook after the model did not meet go through the stages first: a hook
-        listed inside it sent the run back to the model, and LangGraph skipped the rest.
+        (`Accounts.in_call_order`). A middleware that watches replies first meets the
+        malformed calls of the model's last reply that its hook after the model missed: a
+        hook listed inside it sent the run back to the model, and LangGraph skipped the rest.
         The error answers to that reply that this middleware did not settle were written by
         another middleware's hook after the model (a limit, a person's review): each goes
         through the stages as a failure of the kind `"inner_middleware"`.
@@ -1733,12 +1734,10 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
 
     def _malformed(self, state: Any, runtime: Runtime[Any]) -> list[_Settled]:
         """The malformed calls this middleware has not met: none, with no hook after the model."""
-        del state, runtime
         return []
 
     async def _amalformed(self, state: Any, runtime: Runtime[Any]) -> list[_Settled]:
         """`_malformed` on the async path."""
-        del state, runtime
         return []
 
     def _is_closed(self, request: ToolCallRequest, state: Any) -> bool:
@@ -1764,7 +1763,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     ) -> tuple[dict[str, Any] | None, list[ToolFailure]]:
         """Count and record failures met in a model hook, then answer them.
 
-        Malformed calls (after the model) and answers written elsewhere (before it). A
+        Malformed calls (after the model, or before the next model call when a hook listed
+        inside sent the run back to it) and answers written elsewhere (before it). A
         malformed call no route answered is left to `create_agent`, which answers it before
         the next model call, unless a "tell" budget it spent answers it; an answer written
         elsewhere is replaced (keeping its id) only by a route's or a budget's. A "stop"
@@ -1873,8 +1873,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """The answers when a failure met in a model hook stops the run.
 
         The stopping call and the malformed calls after it, then the reply's valid calls
-        that nothing has answered: none of them runs. When an answer written elsewhere
-        spends the budget, every call already has its answer, and keeps it. `by_person`:
+        that nothing has answered: none of them runs. A call answered elsewhere keeps that
+        answer, the stopping one too when such an answer spends the budget. `by_person`:
         a person stopped the run at the stopping call's pause, and each answer says so.
         """
         stopping, replaces = _call_id(left[0][1]), left[0][4]
@@ -1885,7 +1885,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         answers = [stopped_answer(kept, stopping, tool_name(left[0][1]), by_person=by_person)]
         answers += [
             stopped_answer(kept, _call_id(r), tool_name(r), by_person=by_person)
-            for _, r, _, _, _ in left[1:]
+            for _, r, _, _, replaces in left[1:]
+            if replaces is None  # an answer written elsewhere stays its call's one answer
         ]
         reply, answered = last_reply(state)
         for call in () if reply is None else reply.tool_calls:
@@ -1901,7 +1902,7 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         the reducers take any other empty value as adding nothing. Only the keys this
         middleware writes: nothing else shows in a stream's updates.
         """
-        update: dict[str, Any] = {SETTLED_KEY: Overwrite(trailing_answers(state))}
+        update: dict[str, Any] = {SETTLED_KEY: Overwrite(given(state))}
         if self._accounts is not None or self._repeats is not None:
             no_counts: dict[str, int] = {}
             no_stops: dict[str, BudgetStop] = {}
@@ -2001,12 +2002,15 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
         self, state: Any, runtime: Runtime[Any]
     ) -> Iterator[tuple[MalformedToolCall, ToolCallRequest]]:
         """The malformed calls nothing answered that this middleware takes and has not met."""
-        marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
-        step = step_of(state)
+        marks: Mapping[str, int] | None = None  # read at the first call: this runs before
+        step = ""  # every model call, and most replies have no malformed call
         for failure, request in malformed_calls(state, runtime):
-            if not self._ignores(request) and (
-                settled_key(self._name, step, _call_id(request)) not in marks
-            ):
+            if self._ignores(request):
+                continue
+            if marks is None:
+                kept: Mapping[str, int] = state.get(SETTLED_KEY) or {}
+                marks, step = kept, step_of(state)
+            if not met(marks, self._name, step, _call_id(request)):
                 yield failure, request
 
 

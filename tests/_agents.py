@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 
 from _langchain_tool_errors.scripted_model import ScriptedChatModel, ScriptStep
 
@@ -47,6 +47,10 @@ class Agent(Protocol):
         /,
     ) -> dict[str, Any]:
         """Run the agent on the async path."""
+        ...
+
+    def get_state(self, config: RunnableConfig, /) -> StateSnapshot:
+        """The thread's state, as its checkpointer keeps it."""
         ...
 
 

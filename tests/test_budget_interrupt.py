@@ -928,9 +928,7 @@ def test_stop_at_a_cut_short_call_answers_it_as_a_call_a_person_stopped(path: Pa
 
     with pytest.raises(ToolErrorBudgetExceeded):
         resume(agent, path, {"type": "stop"})
-
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    answer = tool_messages(graph.get_state(CONFIG).values)["m3"]
+    answer = tool_messages(agent.get_state(CONFIG).values)["m3"]
     assert answer.text == (
         "This call to `weather` did not run: a person stopped the run when the error budget "
         "was spent (2 failures of `weather` in this run, over the limit of 1)."

@@ -165,11 +165,7 @@ class Hanging:
 
 
 class Thread(Agent, Protocol):
-    """An agent whose thread's saved state the tests read back."""
-
-    def get_state(self, config: RunnableConfig, /) -> StateSnapshot:
-        """The thread's last saved state, on the sync path."""
-        ...
+    """An agent whose thread's saved state the tests read back on the async path too."""
 
     async def aget_state(self, config: RunnableConfig, /) -> StateSnapshot:
         """The thread's last saved state, on the async path."""

@@ -134,9 +134,7 @@ def test_a_stop_in_a_row_is_kept_in_the_thread_and_answers_the_call(path: Path) 
 
     with pytest.raises(ToolErrorBudgetExceeded):
         run(agent, path, config=config)
-
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    answers = tool_messages(graph.get_state(config).values)
+    answers = tool_messages(agent.get_state(config).values)
     assert answers["s1-0"].text == (
         "This call to `flaky` failed, and the error budget stopped the run (2 failures of "
         "`flaky` in a row in this run, over the limit of 1)."
@@ -323,9 +321,7 @@ def test_the_state_keeps_one_count_per_row_and_no_trace_of_each_failure(path: Pa
     config: RunnableConfig = {"configurable": {"thread_id": "t"}}
 
     run(agent, path, config=config)
-
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    counts: dict[str, int] = graph.get_state(config).values["tool_error_budget_counts"]
+    counts: dict[str, int] = agent.get_state(config).values["tool_error_budget_counts"]
     name = middleware.name
     assert counts == {f"{name}\x00": 4, f"{name}\x00flaky": 4, f"{name}\x00flaky\x00row": 3}
 

@@ -527,8 +527,7 @@ def test_a_stop_met_before_the_model_leaves_every_call_with_one_answer(path: Pat
         ("inner_middleware", "answered"),
         ("malformed_call", "stopped"),
     ]
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    messages: list[BaseMessage] = graph.get_state(config).values["messages"]
+    messages: list[BaseMessage] = agent.get_state(config).values["messages"]
     answered = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
     assert sorted(answered) == sorted(set(answered))
     [last] = [m for m in messages if isinstance(m, AIMessage) and m.tool_calls][-1:]

@@ -108,8 +108,7 @@ def budgeted_agent(model: BaseChatModel, saver: BaseCheckpointSaver[str]) -> Age
 
 
 def values_of(agent: Agent) -> dict[str, Any]:
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    values: dict[str, Any] = graph.get_state(CONFIG).values
+    values: dict[str, Any] = agent.get_state(CONFIG).values
     return values
 
 

@@ -571,7 +571,6 @@ def test_a_failed_call_is_remembered_across_a_pause_and_an_agent_built_again(pat
 
     assert len(runs) == 1  # "b" was answered in place of running
     assert tool_messages(result)["b"].text.startswith("`charge` was not run again")
-    graph: Any = reviewed()  # the Protocol has no `get_state`; the compiled graph has
-    counts: dict[str, int] = graph.get_state(config).values[COUNTS_KEY]
+    counts: dict[str, int] = reviewed().get_state(config).values[COUNTS_KEY]
     assert counts  # the failed call is remembered in the state...
     assert not any("bad" in key or "order" in key for key in counts)  # ...but not its text

@@ -88,8 +88,7 @@ def calls(messages: Sequence[BaseMessage]) -> list[str]:
 
 
 def state_of(agent: Agent, config: RunnableConfig) -> dict[str, Any]:
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    values: dict[str, Any] = graph.get_state(config).values
+    values: dict[str, Any] = agent.get_state(config).values
     return values
 
 
@@ -298,8 +297,7 @@ def test_a_stop_whose_step_was_not_saved_is_saved_when_the_run_is_retried(
         run_with(agent, path, durability)
     assert saver.failed
     # Either way the thread stays at the step before the stop's, without the stop.
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    lost_step: StateSnapshot = graph.get_state(CONFIG)
+    lost_step: StateSnapshot = agent.get_state(CONFIG)
     assert not lost_step.values.get(STOPS)
     assert "tools" in lost_step.next
 
@@ -519,7 +517,5 @@ def test_a_stop_an_inner_middleware_answers_with_is_no_failure_to_the_outer_one(
 
     with pytest.raises(ToolErrorBudgetExceeded):
         run(agent, path, config=config)
-
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    failures = graph.get_state(config).values["tool_failures"]
+    failures = agent.get_state(config).values["tool_failures"]
     assert [(f["call_id"], f["middleware"]) for f in failures] == [("w1", "outer")]

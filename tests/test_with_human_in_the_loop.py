@@ -153,8 +153,7 @@ def test_an_invalid_review_answer_is_neither_recorded_nor_told(path: Path) -> No
         run(agent, path, Command(resume={"type": "maybe"}), config)
 
     assert told == []
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    snapshot = graph.get_state(config)
+    snapshot = agent.get_state(config)
     assert snapshot.values.get("tool_failures", []) == []
     assert sum(len(task.interrupts) for task in snapshot.tasks) == 1  # still pending
 

@@ -372,8 +372,7 @@ def test_a_stop_beside_the_limits_blocks_answers_each_blocked_call_once(
         run(agent, path, {"messages": [HumanMessage("go")]}, config)
 
     assert (raised.value.kind, raised.value.count) == ("malformed_call", 2)
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    messages: list[BaseMessage] = graph.get_state(config).values["messages"]
+    messages: list[BaseMessage] = agent.get_state(config).values["messages"]
     counts = answer_counts(messages)
     assert (counts["e2"], counts["e3"]) == (1, 1)
 
@@ -454,8 +453,7 @@ def test_a_block_is_counted_after_the_failures_of_its_own_step(path: Path, order
 
 def saved_answers(agent: Agent, config: RunnableConfig) -> list[ToolMessage]:
     """The tool messages of the thread's last checkpoint."""
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    messages: list[BaseMessage] = graph.get_state(config).values["messages"]
+    messages: list[BaseMessage] = agent.get_state(config).values["messages"]
     return [m for m in messages if isinstance(m, ToolMessage)]
 
 
@@ -546,8 +544,7 @@ def test_the_limits_blocks_in_the_reply_whose_failure_stops_the_run_are_never_me
         run(agent, path, {"messages": [HumanMessage("go")]}, config)
 
     assert (raised.value.tool, raised.value.count, raised.value.kind) == ("weather", 2, "exception")
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    kept: list[ToolFailure] = graph.get_state(config).values["tool_failures"]
+    kept: list[ToolFailure] = agent.get_state(config).values["tool_failures"]
     records = [(f["call_id"], f["kind"], f["outcome"]) for f in kept]
     assert records == [("w1", "exception", "answered"), ("w2", "exception", "stopped")]
     assert [(f["call_id"], f["kind"], f["outcome"]) for f in told] == records

@@ -300,8 +300,7 @@ def test_an_outer_retrys_answer_to_a_failure_ours_declined_is_an_inner_middlewar
         *[("c2", kind, outcome) for _, kind, outcome in propagated],
         ("c2", "inner_middleware", "stopped"),
     ]
-    graph: Any = agent  # the Protocol has no `get_state`; the compiled graph has
-    assert record_view(graph.get_state(config).values["tool_failures"]) == [
+    assert record_view(agent.get_state(config).values["tool_failures"]) == [
         ("c1", "inner_middleware", INNER, None, "answered"),
         ("c2", "inner_middleware", INNER, None, "stopped"),
     ]

@@ -831,6 +831,31 @@ def test_a_route_s_own_budget_stops_cut_short_calls_and_keeps_the_answers_before
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_after_go_on_a_cut_short_call_still_counts_in_its_route_s_own_budget(path: Path) -> None:
+    # The person's "go on" starts the middleware's count of the tool again; the route's own
+    # budget goes on counting, and the third cut-short call spends it.
+    malformed: tuple[FailureKind, ...] = ("malformed_call",)
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(MalformedToolCall, rewritten, budget=ErrorBudget(per_tool=2, kinds=malformed))],
+        budget=ErrorBudget(per_tool=1, when_spent="interrupt", kinds=malformed),
+    )
+    script = [cut_short("m1"), cut_short("m2"), cut_short("m3"), AIMessage("done")]
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[weather_tool([])],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    paused = run(agent, path, config=CONFIG)
+    assert paused_with(paused)["call_id"] == "m3"
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        resume(agent, path, {"type": "go_on"})
+
+    assert (spent.value.route, spent.value.count, spent.value.tool) == (0, 3, "weather")
+
+
+@pytest.mark.parametrize("path", PATHS)
 def test_a_tell_budget_spent_by_cut_short_calls_records_them_as_told(path: Path) -> None:
     malformed: tuple[FailureKind, ...] = ("malformed_call",)
     middleware = ToolErrorMiddleware(
@@ -933,3 +958,27 @@ def test_stop_at_a_cut_short_call_answers_it_as_a_call_a_person_stopped(path: Pa
         "This call to `weather` did not run: a person stopped the run when the error budget "
         "was spent (2 failures of `weather` in this run, over the limit of 1)."
     )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_stop_at_a_cut_short_call_answers_every_other_call_of_its_reply_as_stopped_by_a_person(
+    path: Path,
+) -> None:
+    malformed: tuple[FailureKind, ...] = ("malformed_call",)
+    budget = ErrorBudget(per_tool=1, when_spent="interrupt", kinds=malformed)
+    last = cut_short("m3", "m4")
+    last.tool_calls = [call("weather", "v3", city="Oslo")]
+    runs: list[str] = []
+    agent = scripted_agent([cut_short("m1"), cut_short("m2"), last], [weather_tool(runs)], budget)
+    paused = run(agent, path, config=CONFIG)
+    assert paused_with(paused)["call_id"] == "m3"
+
+    with pytest.raises(ToolErrorBudgetExceeded):
+        resume(agent, path, {"type": "stop"})
+
+    answers = tool_messages(agent.get_state(CONFIG).values)
+    assert runs == []  # the valid call beside them never ran
+    for call_id in ("m3", "m4", "v3"):
+        assert answers[call_id].text.startswith(
+            "This call to `weather` did not run: a person stopped the run"
+        ), call_id

@@ -538,6 +538,44 @@ def test_a_stop_met_before_the_model_leaves_every_call_with_one_answer(path: Pat
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_a_malformed_call_of_a_tool_left_alone_does_not_hide_the_next_one(path: Path) -> None:
+    told: list[ToolFailure] = []
+    middleware = ToolErrorMiddleware(report_type_only, listeners=[told.append], tools=["lookup"])
+    archive_cut = InvalidToolCall(
+        name="archive", args='{"record_id": ', id="a-cut", error="cut", type="invalid_tool_call"
+    )
+    reply = AIMessage(content="", invalid_tool_calls=[archive_cut, CUT_SHORT])
+    agent = agent_of([lookup_tool(), reporting_tool()], [middleware], [reply, DONE])
+
+    run(agent, path)
+
+    assert [(f["call_id"], f["tool"], f["kind"]) for f in told] == [
+        ("cut", "lookup", "malformed_call")
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_malformed_calls_route_that_raises_is_told_as_propagated(path: Path) -> None:
+    told: list[ToolFailure] = []
+
+    def broken(failure: MalformedToolCall, request: ToolCallRequest) -> str:
+        raise RuntimeError("the route's handler broke")
+
+    middleware = ToolErrorMiddleware.from_routes(
+        [Route(KeyError, report_type_only), Route(MalformedToolCall, broken)],
+        listeners=[told.append],
+    )
+    agent = agent_of([lookup_tool()], [middleware], [MALFORMED_ONLY, DONE])
+
+    with pytest.raises(RuntimeError, match="the route's handler broke"):
+        run(agent, path)
+
+    assert [(f["call_id"], f["tool"], f["kind"], f["route"], f["outcome"]) for f in told] == [
+        ("cut", "lookup", "malformed_call", 1, "propagated")
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("watching", [False, True])
 def test_a_reply_of_only_malformed_calls_ends_the_run_where_nothing_watches_them(
     path: Path, watching: bool

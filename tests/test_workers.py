@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import psycopg
 import pytest
@@ -519,70 +519,24 @@ def test_postgres_restarted_under_load(cluster: Cluster, postgres: Postgres) -> 
     )
 
 
-class LosesTheStop(InMemorySaver):
-    """A saver whose database fails once, as it saves the checkpoint that holds a stop."""
-
-    lost = 0
-
-    @override
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        if not self.lost and checkpoint["channel_values"].get("tool_error_budget_stops"):
-            self.lost += 1
-            raise psycopg.OperationalError("server closed the connection unexpectedly")
-        return super().put(config, checkpoint, metadata, new_versions)
-
-
-@pytest.mark.parametrize("path", ["sync", "async"])
-def test_a_stop_whose_checkpoint_was_lost_is_handed_back_and_raised_again(
-    path: Literal["sync", "async"],
-) -> None:
-    # What PostgreSQL restarted under load met: the step that spent the budget wrote its
-    # answers and the stop, its checkpoint was lost, the next step raised the stop. The
-    # thread shows the stop (its writes are saved) but no step left: the worker hands the
-    # run back, and the run again ends where the model's does.
-    plan: Plan = [
-        {"calls": [{"do": "conn"}, {"do": "value"}, {"do": "key"}], "malformed": False},
-        {"calls": [{"do": "conn"}, {"do": "invalid"}], "malformed": False},
-    ]
-    thread = thread_name(900)
-    text = input_text(thread, 0, plan)
-    saver = LosesTheStop()
-    agent = build_agent(saver, _ignore)
-
-    def drive() -> Json:
-        if path == "sync":
-            return drive_sync(agent, thread, text)
-        return asyncio.run(drive_async(agent, thread, text))
-
-    with pytest.raises(StopNotSaved):
-        drive()
-    assert saver.lost == 1
-    again = drive()
-    (want,), _ = reference([plan], thread)
-    assert want["outcome"] == "stopped"
-    assert want["next"] == ["ToolErrorMiddleware.before_model"]
-    assert again == want
-
-
 class FailsOnce(InMemorySaver):
-    """A saver whose database fails at its `at`-th write (a checkpoint or a step's writes)."""
+    """A saver whose database fails once: at its `at`-th write (a checkpoint or a step's
+    writes), or where `_due` says."""
 
-    def __init__(self, at: int) -> None:
+    def __init__(self, at: int = 0) -> None:
         # InMemorySaver's `factory` parameter is an untyped defaultdict factory.
         super().__init__()  # pyright: ignore[reportUnknownMemberType]
         self.at = at
         self.written = 0
         self.failed = False
 
-    def _write(self) -> None:
+    def _due(self, checkpoint: Checkpoint | None) -> bool:
+        """Whether this write, the `written`-th (a checkpoint's or else a step's), fails."""
+        return self.written == self.at
+
+    def _write(self, checkpoint: Checkpoint | None = None) -> None:
         self.written += 1
-        if self.written == self.at:
+        if not self.failed and self._due(checkpoint):
             self.failed = True
             raise psycopg.OperationalError("server closed the connection unexpectedly")
 
@@ -594,7 +548,7 @@ class FailsOnce(InMemorySaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        self._write()  # `aput` calls `put`
+        self._write(checkpoint)  # `aput` calls `put`
         return super().put(config, checkpoint, metadata, new_versions)
 
     @override
@@ -607,6 +561,16 @@ class FailsOnce(InMemorySaver):
     ) -> None:
         self._write()  # `aput_writes` calls `put_writes`
         super().put_writes(config, writes, task_id, task_path)
+
+
+class LosesTheStop(FailsOnce):
+    """A saver whose database fails once, as it saves the checkpoint that holds a stop."""
+
+    @override
+    def _due(self, checkpoint: Checkpoint | None) -> bool:
+        return checkpoint is not None and bool(
+            checkpoint["channel_values"].get("tool_error_budget_stops")
+        )
 
 
 FAULT_PLANS: list[Plan] = [
@@ -629,6 +593,35 @@ FAULT_PLANS: list[Plan] = [
 ]
 
 
+def drive(agent: Agent, thread: str, text: str, path: str) -> Json:
+    """One attempt at a run, on the path the test names, as a worker makes it."""
+    if path == "sync":
+        return drive_sync(agent, thread, text)
+    return asyncio.run(drive_async(agent, thread, text))
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_stop_whose_checkpoint_was_lost_is_handed_back_and_raised_again(path: str) -> None:
+    # What PostgreSQL restarted under load met: the step that spent the budget wrote its
+    # answers and the stop, its checkpoint was lost, the next step raised the stop. The
+    # thread shows the stop (its writes are saved) but no step left: the worker hands the
+    # run back, and the run again ends where the model's does.
+    plan = FAULT_PLANS[0]
+    thread = thread_name(900)
+    text = input_text(thread, 0, plan)
+    saver = LosesTheStop()
+    agent = build_agent(saver, _ignore)
+
+    with pytest.raises(StopNotSaved):
+        drive(agent, thread, text, path)
+    assert saver.failed
+    again = drive(agent, thread, text, path)
+    (want,), _ = reference([plan], thread)
+    assert want["outcome"] == "stopped"
+    assert want["next"] == ["ToolErrorMiddleware.before_model"]
+    assert again == want
+
+
 def run_as_a_worker(agent: Agent, thread: str, plans: Sequence[Plan], path: str) -> list[Json]:
     """Each run to its end as the workers take it: handed back on a database error."""
     results: list[Json] = []
@@ -636,10 +629,7 @@ def run_as_a_worker(agent: Agent, thread: str, plans: Sequence[Plan], path: str)
         text = input_text(thread, run, plan)
         for _ in range(5):
             try:
-                if path == "sync":
-                    result = drive_sync(agent, thread, text)
-                else:
-                    result = asyncio.run(drive_async(agent, thread, text))
+                result = drive(agent, thread, text, path)
             except (psycopg.Error, StopNotSaved):
                 continue  # handed back: the next attempt goes on from the last checkpoint
             if result["outcome"] != "paused":  # a pause is resumed by the next attempt
@@ -660,7 +650,7 @@ def test_a_database_failure_at_any_one_write_leaves_every_run_as_the_model_has_i
     thread = thread_name(901)
     runs, final = reference(FAULT_PLANS, thread)
     assert [r["outcome"] for r in runs] == ["stopped", "ok", "stopped"]
-    clean = FailsOnce(0)
+    clean = FailsOnce()
     assert run_as_a_worker(build_agent(clean, _ignore), thread, FAULT_PLANS, path) == runs
     failed_at: list[int] = []
     for at in range(1, clean.written + 1):

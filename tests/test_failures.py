@@ -601,10 +601,9 @@ def test_a_reply_of_only_malformed_calls_ends_the_run_where_nothing_watches_them
     assert result["messages"][-1].invalid_tool_calls == MALFORMED_ONLY.invalid_tool_calls
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_a_spent_tell_budget_tells_the_model_a_tool_does_not_exist(path: Path) -> None:
+def told_after_the_budget(budget: ErrorBudget, path: Path) -> list[str]:
+    """What a model calling a tool that does not exist four times reads after the second."""
     _, _, looping = LOOPS["unknown_tool"]
-    budget = ErrorBudget(per_tool=2, when_spent="tell")
     agent = agent_of(
         [lookup_tool()],
         [ToolErrorMiddleware(report_type_only, budget=budget)],
@@ -613,9 +612,13 @@ def test_a_spent_tell_budget_tells_the_model_a_tool_does_not_exist(path: Path) -
 
     result = run(agent, path)
 
-    texts = [m.text for m in result["messages"] if isinstance(m, ToolMessage)]
+    return [str(m.text) for m in result["messages"] if isinstance(m, ToolMessage)][2:]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_spent_tell_budget_tells_the_model_a_tool_does_not_exist(path: Path) -> None:
     told = ErrorBudget.UNKNOWN_TOOL_MESSAGE.format(tool="lookkup", count=3, times="3 times")
-    assert texts[2:] == [told, told]
+    assert told_after_the_budget(ErrorBudget(per_tool=2, when_spent="tell"), path) == [told, told]
     assert "There is no tool `lookkup`" in told
 
 
@@ -623,18 +626,8 @@ def test_a_spent_tell_budget_tells_the_model_a_tool_does_not_exist(path: Path) -
 def test_a_tell_budgets_own_message_is_what_a_tool_that_does_not_exist_is_told(
     path: Path,
 ) -> None:
-    _, _, looping = LOOPS["unknown_tool"]
     budget = ErrorBudget(per_tool=2, when_spent="tell", message="`{tool}` is off ({count}).")
-    agent = agent_of(
-        [lookup_tool()],
-        [ToolErrorMiddleware(report_type_only, budget=budget)],
-        [Repeat(looping, times=4), DONE],
-    )
-
-    result = run(agent, path)
-
-    texts = [m.text for m in result["messages"] if isinstance(m, ToolMessage)]
-    assert texts[2:] == ["`lookkup` is off (3).", "`lookkup` is off (3)."]
+    assert told_after_the_budget(budget, path) == ["`lookkup` is off (3).", "`lookkup` is off (3)."]
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -23,7 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
-from _langchain_tool_errors.budget import COUNTS_KEY
+from _langchain_tool_errors.state import COUNTS_KEY
 from langchain_tool_errors import (
     ErrorBudget,
     FailureKind,

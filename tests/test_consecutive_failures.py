@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import override
 
-from _langchain_tool_errors.budget import BudgetState
+from _langchain_tool_errors.state import SettledState
 from langchain_tool_errors import (
     ErrorBudget,
     FailureKind,
@@ -276,13 +276,13 @@ def test_a_success_goes_back_as_it_came_and_its_row_ends_before_the_next_model_c
 
     assert middleware.wrap_tool_call(counted, handler) is ok
     reply = AIMessage("", tool_calls=[call("flaky", "c", outcome="ok")])
-    state: BudgetState = {"messages": [reply, ok], "tool_error_budget_counts": {row: 1}}
+    state: SettledState = {"messages": [reply, ok], "tool_error_budget_counts": {row: 1}}
     update = middleware.before_model(state, Runtime())
     assert update is not None
     assert update["tool_error_budget_counts"].value == {row: 0}
     # Another tool's success leaves the row as it is: nothing to write.
     other = AIMessage("", tool_calls=[call("other", "c")])
-    elsewhere: BudgetState = {"messages": [other, ok], "tool_error_budget_counts": {row: 1}}
+    elsewhere: SettledState = {"messages": [other, ok], "tool_error_budget_counts": {row: 1}}
     assert middleware.before_model(elsewhere, Runtime()) is None
 
 

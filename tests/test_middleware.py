@@ -26,7 +26,7 @@ from langgraph.errors import GraphBubbleUp, ParentCommand
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt, omit_payload
 
-from _langchain_tool_errors.budget import COUNTS_KEY
+from _langchain_tool_errors.state import COUNTS_KEY
 from langchain_tool_errors import (
     ErrorBudget,
     MissingHandlerError,

@@ -52,7 +52,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from pydantic import SecretStr
 from typing_extensions import override
 
-from _langchain_tool_errors.stopping import BudgetStop, stopped_answer
+from _langchain_tool_errors.state import BudgetStop
+from _langchain_tool_errors.stopping import stopped_answer
 from langchain_tool_errors import (
     ErrorBudget,
     ReportedFailure,

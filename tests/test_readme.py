@@ -276,3 +276,17 @@ def test_the_quick_start_transcript_is_what_the_demo_prints() -> None:
     assert done.returncode == 0, done.stderr
     transcript = done.stdout.splitlines()[2:]  # after the title and a blank line
     assert shown.text.splitlines() == transcript
+
+
+def test_the_development_section_lists_every_module_of_the_package_and_no_other() -> None:
+    text = README.read_text(encoding="utf-8")
+    layout = text[text.index("## Development") :]
+    layout = layout[: layout.index("\n```\n", layout.index("```text"))]
+    for package in ("langchain_tool_errors", "_langchain_tool_errors"):
+        start = layout.index(f"src/{package}/")
+        listed = layout[start:].splitlines()[1:]
+        block = listed[: next(i for i, line in enumerate(listed) if not line.startswith(" "))]
+        names = {m.group(1) for line in block if (m := re.match(r"  (\w+\.py)\b", line))}
+        present = {path.name for path in (ROOT / "src" / package).glob("*.py")}
+        present.discard("__init__.py" if package.startswith("_") else "")
+        assert names == present, f"{package}: listed {sorted(names ^ present)} differ"

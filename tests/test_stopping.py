@@ -24,13 +24,8 @@ from langgraph.types import Durability, Overwrite, StateSnapshot
 from typing_extensions import override
 
 from _langchain_tool_errors import stopping
-from _langchain_tool_errors.stopping import (
-    BudgetStop,
-    keep_cause,
-    keep_first_stops,
-    raised,
-    stopped_answer,
-)
+from _langchain_tool_errors.state import BudgetStop, keep_first_stops
+from _langchain_tool_errors.stopping import keep_cause, raised, stopped_answer
 from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel

@@ -28,8 +28,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, StateSnapshot
 from packaging.version import Version
 
-from _langchain_tool_errors.recording import FailureState
-from _langchain_tool_errors.stopping import STOPS_KEY
+from _langchain_tool_errors.state import STOPS_KEY, FailureState
 from langchain_tool_errors import (
     ErrorBudget,
     FailureKind,

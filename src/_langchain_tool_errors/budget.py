@@ -5,9 +5,8 @@ from __future__ import annotations
 import difflib
 import string
 from collections.abc import Collection
-from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypeAlias
+from typing import ClassVar, Literal, TypeAlias
 
-from langchain.agents.middleware.types import AgentState, PrivateStateAttr
 from typing_extensions import TypeIs, override
 
 from _langchain_tool_errors.failures import (
@@ -18,50 +17,8 @@ from _langchain_tool_errors.failures import (
 )
 from _langchain_tool_errors.record_types import ToolFailure
 
-COUNTS_KEY = "tool_error_budget_counts"
-"""The state key holding the counts of handled failures of the current run."""
-
-
-RESET = -1
-"""The value that sets a count back to zero: a person's "go on" starts a held tool's again.
-
-Any negative value sets a count: `-1` to zero, `set_to(n)` to `n`."""
-
-
-def set_to(count: int) -> int:
-    """The value that sets a count to `count` (a reset, then `count` failures)."""
-    return -count - 1
-
-
 BudgetScope: TypeAlias = Literal["tool", "run", "consecutive"]
 """Which limit of a budget was exceeded: `per_tool`, `per_run` or `consecutive`."""
-
-
-def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[str, int]:
-    """The state reducer: add each key's increments; an empty update changes nothing.
-
-    Each failing call sends `{key: 1, ...}`; LangGraph applies every update of a step
-    through this reducer, in call order, so parallel failures in one step all count, and
-    a person's `RESET` of a held tool's counts comes between the failures before it and
-    those after it. A new run starts from zero, and a step's failures in a row are put in
-    call order, with LangGraph's `Overwrite`, which bypasses the reducer: no other writer
-    (a sub-agent handing its state back, say) can reset the counts by accident.
-    """
-    if not update:
-        return current or {}
-    merged = dict(current or {})
-    for key, value in update.items():
-        merged[key] = -value - 1 if value < 0 else merged.get(key, 0) + value
-    return merged
-
-
-class BudgetState(AgentState[Any]):
-    """The agent state a budgeted middleware adds: the run's counts, checkpointed.
-
-    LangGraph takes the last callable in `Annotated` as the reducer, so it comes last.
-    """
-
-    tool_error_budget_counts: NotRequired[Annotated[dict[str, int], PrivateStateAttr, add_counts]]
 
 
 def _require_limit(argument: str, value: object) -> int | None:

@@ -16,18 +16,11 @@ from typing import Any, TypeAlias
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from _langchain_tool_errors.budget import (
-    COUNTS_KEY,
-    RESET,
-    BudgetScope,
-    ErrorBudget,
-    ToolErrorBudgetExceeded,
-    times,
-)
+from _langchain_tool_errors.budget import BudgetScope, ErrorBudget, ToolErrorBudgetExceeded, times
 from _langchain_tool_errors.failures import ReportedFailure, kind_of
-from _langchain_tool_errors.pausing import PAUSES_KEY, HeldTool
 from _langchain_tool_errors.recording import type_name
 from _langchain_tool_errors.routes import Route
+from _langchain_tool_errors.state import COUNTS_KEY, PAUSES_KEY, HeldTool
 from _langchain_tool_errors.tool_calls import tool_name
 
 _Plan: TypeAlias = tuple[tuple[ErrorBudget, str, "int | None"], ...]
@@ -49,6 +42,12 @@ _ROW = "\x00row"
 _MARK = f"{_ROW}\x00"
 """Between a row's key and a call's id, in the key that marks a failure the row counted in
 the tool node's step, so the step's successes can be put in call order with it."""
+
+
+def row_key(tool_key: str) -> str:
+    """The key that counts failures in a row, of the tool whose count is at `tool_key`."""
+    return f"{tool_key}{_ROW}"
+
 
 _UNKNOWN = "\x00unknown"
 """The end of the state key that marks a closed name as a tool the agent does not have."""
@@ -174,9 +173,9 @@ class Accounts:
             increments[tool_key] = increments[prefix] = 1
             row, row_count = budget.consecutive, 0
             if row is not None:
-                row_key = f"{tool_key}{_ROW}"
-                row_count = counts.get(row_key, 0) + 1
-                increments[row_key] = 1
+                in_a_row = row_key(tool_key)
+                row_count = counts.get(in_a_row, 0) + 1
+                increments[in_a_row] = 1
                 call_id = request.tool_call.get("id")
                 if in_step and call_id is not None:
                     increments[f"{tool_key}{_MARK}{call_id}"] = 1
@@ -244,15 +243,6 @@ class Accounts:
             if held is not None:
                 return key, held
         return None
-
-    @staticmethod
-    def released(key: str, held: HeldTool) -> dict[str, int]:
-        """The counts a person's "go on" starts again: the tool's, and the run's if spent."""
-        prefix = key.removesuffix(held["tool"])
-        keys = [key, f"{key}{_ROW}"]
-        if held["scope"] == "run":
-            keys.append(prefix)
-        return dict.fromkeys(keys, RESET)
 
     def in_call_order(self, state: Mapping[str, Any]) -> dict[str, int] | None:
         """The run's counts with the last step's failures in a row put in call order.

@@ -22,17 +22,6 @@ from _langchain_tool_errors.failures import (
 from _langchain_tool_errors.handler_types import AOnError, OnError, ToolErrorContent
 from _langchain_tool_errors.tool_calls import tool_name
 
-__all__ = [
-    "LOGGER",
-    "alog_handled",
-    "log_handled",
-    "report_invalid_fields",
-    "report_kind_only",
-    "report_known_tools",
-    "report_messages_of",
-    "report_type_only",
-]
-
 LOGGER = logging.getLogger("langchain_tool_errors")
 """The library's logger, `logging.getLogger("langchain_tool_errors")`, used by `log_handled`.
 

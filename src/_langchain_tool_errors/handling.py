@@ -1,11 +1,15 @@
 """The handling stage: ask a failure's route for content, and make the error `ToolMessage`.
 
-An exception's route answers with the content of a new error message, or `None` to re-raise
-it. A failure that is not an exception already has its error message: the route's content
-replaces that message's text, or `None` leaves it as it was.
+A route's handler answers a failure with content, or `None` to decline. For an exception,
+the content makes a new error message (`sendable`), and declining re-raises it. A failure
+that is not an exception already has its error message: the content replaces its text
+(`replaced`), and declining leaves it as it was. A malformed call or a repeat has no
+message yet: the content makes one (`fresh`).
 """
 
 from __future__ import annotations
+
+from typing import TypeAlias
 
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -40,10 +44,15 @@ def error_message(
     )
 
 
-def _ask(
+Answer: TypeAlias = tuple[str, object]
+"""A handler's answer: the argument it was given as (`"on_error"`, `"aon_error"`), and the
+content it returned (never `None`, which declines), unchecked."""
+
+
+def ask(
     route: RouteHandlers, failure: Exception | ReportedFailure, request: ToolCallRequest
-) -> object:
-    """The route's sync handler's content for a failure.
+) -> Answer | None:
+    """The route's sync handler's answer to a failure, or `None` when it declines.
 
     Raises:
         NotImplementedError: The route has only an async handler. Its middleware is
@@ -61,47 +70,34 @@ def _ask(
         )
         cause = failure if isinstance(failure, Exception) else None
         raise NotImplementedError(msg) from cause
-    return on_error(failure, request)
+    content = on_error(failure, request)
+    return None if content is None else ("on_error", content)
 
 
-async def _aask(
+async def aask(
     route: RouteHandlers, failure: Exception | ReportedFailure, request: ToolCallRequest
-) -> tuple[str, object]:
-    """The handler that answers on the async path (`aon_error`, else `on_error`), and its content.
+) -> Answer | None:
+    """The answer on the async path (`aon_error`, else `on_error`), or `None` when it declines.
 
     A refusal of what `aon_error` returned is chained to the failure when it is an exception.
     """
     on_error, aon_error, _ = route
     if aon_error is not None:
         cause = failure if isinstance(failure, Exception) else None
-        return "aon_error", await require_awaitable(aon_error(failure, request), cause)
+        content = await require_awaitable(aon_error(failure, request), cause)
+        return None if content is None else ("aon_error", content)
     # Every route has a handler: with no `aon_error` there is an `on_error`.
-    return "on_error", None if on_error is None else on_error(failure, request)
+    content = None if on_error is None else on_error(failure, request)
+    return None if content is None else ("on_error", content)
 
 
-def handle(route: RouteHandlers, exc: Exception, request: ToolCallRequest) -> ToolMessage | None:
-    """The error message for a failure on the sync path, or `None` to re-raise it.
+def sendable(exc: Exception, request: ToolCallRequest, answer: Answer) -> ToolMessage:
+    """The error message answering a tool's exception, its blocks checked for the provider.
 
     A content block the provider of the model that asked for the call cannot send is
     refused here where that provider is known (see `asked_by`), chained to the exception.
     """
-    content = _ask(route, exc, request)
-    return None if content is None else _sendable("on_error", content, exc, request)
-
-
-async def ahandle(
-    route: RouteHandlers, exc: Exception, request: ToolCallRequest
-) -> ToolMessage | None:
-    """The error message for a failure on the async path, or `None` to re-raise it."""
-    argument, content = await _aask(route, exc, request)
-    return None if content is None else _sendable(argument, content, exc, request)
-
-
-def _sendable(
-    argument: str, content: object, exc: Exception, request: ToolCallRequest
-) -> ToolMessage:
-    """The error message, its blocks checked against the provider where it is known."""
-    message = error_message(argument, content, exc, request)
+    message = error_message(*answer, exc, request)
     checked = message.content
     if not isinstance(checked, str):
         provider = asked_by(request)
@@ -110,38 +106,15 @@ def _sendable(
     return message
 
 
-def _replaced(message: ToolMessage, argument: str, content: object) -> ToolMessage:
-    """`message` with the handler's content as its text; still an error, for the same call."""
+def fresh(request: ToolCallRequest, answer: Answer) -> ToolMessage:
+    """The error message answering a failure that has none yet: a malformed call, a repeat."""
+    return error_message(*answer, None, request)
+
+
+def replaced(message: ToolMessage, answer: Answer) -> ToolMessage:
+    """`message` with the answer's content as its text; still an error, for the same call.
+
+    For a failure that is not an exception: it has its error message already.
+    """
+    argument, content = answer
     return message.model_copy(update={"content": require_content(argument, content, None)})
-
-
-def replace(
-    route: RouteHandlers, failure: ReportedFailure, message: ToolMessage, request: ToolCallRequest
-) -> ToolMessage:
-    """The message the model reads for a failure that is not an exception (sync path)."""
-    content = _ask(route, failure, request)
-    return message if content is None else _replaced(message, "on_error", content)
-
-
-async def areplace(
-    route: RouteHandlers, failure: ReportedFailure, message: ToolMessage, request: ToolCallRequest
-) -> ToolMessage:
-    """The message the model reads for a failure that is not an exception (async path)."""
-    argument, content = await _aask(route, failure, request)
-    return message if content is None else _replaced(message, argument, content)
-
-
-def reply_to(
-    route: RouteHandlers, failure: ReportedFailure, request: ToolCallRequest
-) -> ToolMessage | None:
-    """A route's answer to a failure no message answers yet (a malformed call), or `None`."""
-    content = _ask(route, failure, request)
-    return None if content is None else error_message("on_error", content, None, request)
-
-
-async def areply_to(
-    route: RouteHandlers, failure: ReportedFailure, request: ToolCallRequest
-) -> ToolMessage | None:
-    """A route's answer to a failure no message answers yet, on the async path."""
-    argument, content = await _aask(route, failure, request)
-    return None if content is None else error_message(argument, content, None, request)

@@ -16,8 +16,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from typing_extensions import TypeIs
 
-from _langchain_tool_errors.answered_elsewhere import SETTLED_KEY, own_key, step_of
-from _langchain_tool_errors.recording import FAILURES_KEY
+from _langchain_tool_errors.state import FAILURES_KEY, SETTLED_KEY, own_key, step_of
 
 
 def answered_inside(

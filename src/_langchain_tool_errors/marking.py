@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.messages import AnyMessage, ToolMessage
 
 from _langchain_tool_errors.providers import Form, Provider
+from _langchain_tool_errors.unfinished import with_every_call_answered
 
 DEFAULT_ERROR_PREFIX = "Error: "
 """The mark: langchain's own tool errors (`ToolNode`'s) already begin with it."""
@@ -88,3 +89,17 @@ def _with_prefix(
                 return None
             return [{**first, "text": prefix + text}, *content[1:]]
     return [{"type": "text", "text": prefix}, *content]
+
+
+def sent(
+    messages: list[AnyMessage], provider: Provider, prefix: str | None
+) -> list[AnyMessage] | None:
+    """What the model is sent (`None`: the messages as they are).
+
+    Every call answered (a call a cancelled run left without an answer gets one), then
+    every error message checked against the provider and marked.
+    """
+    answered = with_every_call_answered(messages)
+    complete = messages if answered is None else answered
+    marked = prepared(complete, provider, prefix)
+    return answered if marked is None else marked

@@ -16,63 +16,35 @@ and `interrupt()` returns the person's decision there. The decision is one of th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, NotRequired, TypeAlias
+from typing import Annotated, Any, Literal, NamedTuple, NotRequired, TypeAlias
 
-from langchain.agents.middleware.types import PrivateStateAttr
-from langgraph.types import interrupt
+from langchain_core.messages import ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command, interrupt
 from pydantic import ConfigDict, Field, ValidationError, with_config
 
 # pydantic validates a resume value against `BudgetDecision` (`interrupt`'s response
 # schema), and takes only typing_extensions' TypedDict on Python 3.11.
 from typing_extensions import TypedDict, TypeIs
 
-from _langchain_tool_errors.answered_elsewhere import SettledState
-from _langchain_tool_errors.budget import BudgetScope
+from _langchain_tool_errors.counting import row_key
 from _langchain_tool_errors.failures import FailureKind
+from _langchain_tool_errors.inner_commands import is_state_update
 from _langchain_tool_errors.record_types import ToolFailure
-
-PAUSES_KEY = "tool_error_budget_held"
-"""The state key holding the tools a spent "interrupt" budget holds in this run."""
-
-
-class HeldTool(TypedDict):
-    """What the state keeps of a tool an "interrupt" budget holds: what spent it."""
-
-    middleware: str
-    tool: str
-    kind: FailureKind
-    error_type: str
-    count: int
-    limit: int
-    scope: BudgetScope
-    route: int | None
-
-
-def hold_or_release(
-    current: dict[str, HeldTool] | None, update: Mapping[str, HeldTool | None]
-) -> dict[str, HeldTool]:
-    """The state reducer: hold each tool given; release each given as `None`.
-
-    An empty update changes nothing; a new run starts with none held (LangGraph's
-    `Overwrite`, which bypasses the reducer).
-    """
-    if not update:
-        return current or {}
-    merged = dict(current or {})
-    for key, held in update.items():
-        if held is None:
-            merged.pop(key, None)
-        else:
-            merged[key] = held
-    return merged
-
-
-class PauseState(SettledState):
-    """The agent state of a watching middleware whose "interrupt" budget may hold a tool."""
-
-    tool_error_budget_held: NotRequired[
-        Annotated[dict[str, HeldTool], PrivateStateAttr, hold_or_release]
-    ]
+from _langchain_tool_errors.state import (
+    COUNTS_KEY,
+    FAILURES_KEY,
+    PAUSES_KEY,
+    RESET,
+    SETTLED_KEY,
+    STOPS_KEY,
+    HeldTool,
+    own,
+    set_to,
+    step_of,
+)
+from _langchain_tool_errors.stopping import exceeded, stop_of, stopped_answer
+from _langchain_tool_errors.tool_calls import id_of, tool_name
 
 
 class BudgetPause(TypedDict):
@@ -284,11 +256,11 @@ def ask(pause: BudgetPause) -> BudgetDecision:
             asked["refused"] = str(refused)
 
 
-def pause_of(
-    held: HeldTool, call: Mapping[str, Any], failures: Sequence[ToolFailure]
-) -> BudgetPause:
-    """What the person reads for the call `call` to the held tool."""
-    return {
+def asked_of(held: HeldTool, request: ToolCallRequest) -> BudgetDecision:
+    """Pause the run for a person's decision about this call to the held tool."""
+    call = request.tool_call
+    failures: Sequence[ToolFailure] = request.state.get(FAILURES_KEY) or ()
+    pause: BudgetPause = {
         "middleware": held["middleware"],
         "tool": held["tool"],
         "call_id": str(call.get("id")),
@@ -304,3 +276,102 @@ def pause_of(
             if f["middleware"] == held["middleware"] and f["tool"] == held["tool"]
         ],
     }
+    return ask(pause)
+
+
+def person_s_answer(text: str, request: ToolCallRequest) -> ToolMessage:
+    """The answer a person gave in place of running the held tool, as the model reads it."""
+    return ToolMessage(content=text, tool_call_id=id_of(request), name=tool_name(request))
+
+
+def decided(
+    name: str, decision: AnswerDecision | StopDecision, held: HeldTool, request: ToolCallRequest
+) -> Command[Any]:
+    """The call's answer for a person's "answer" or "stop": the tool does not run.
+
+    "stop" is the budget's stop, made durable as a "stop" budget's is: the call is
+    answered with it and the next hook raises `ToolErrorBudgetExceeded`.
+    """
+    mark = own(step_of(request.state), id_of(request))
+    if decision["type"] == "answer":
+        answer = person_s_answer(decision["text"], request)
+        return Command(update={"messages": [answer], SETTLED_KEY: mark})
+    stop = exceeded(held)
+    record: ToolFailure = {
+        "middleware": name,
+        "tool": held["tool"],
+        "call_id": id_of(request),
+        "kind": held["kind"],
+        "error_type": held["error_type"],
+        "route": held["route"],
+        "outcome": "stopped",
+    }
+    stop.failure = record
+    kept = stop_of(stop, id_of(request))
+    # The call never ran: its answer says a person stopped the run.
+    answer = stopped_answer(kept, id_of(request), tool_name(request), by_person=True)
+    return Command(update={"messages": [answer], STOPS_KEY: {name: kept}, SETTLED_KEY: mark})
+
+
+def released(key: str, held: HeldTool) -> dict[str, int]:
+    """The counts a person's "go on" starts again: the tool's, and the run's if spent."""
+    prefix = key.removesuffix(held["tool"])
+    keys = [key, row_key(key)]
+    if held["scope"] == "run":
+        keys.append(prefix)
+    return dict.fromkeys(keys, RESET)
+
+
+class Release(NamedTuple):
+    """A person's "go on": the call runs again as `request`, its tool released."""
+
+    key: str
+    """The held tool's key in the state."""
+    counts: dict[str, int]
+    """The counts that start again."""
+    request: ToolCallRequest
+    """The call as it runs now: the tool no longer held, its counts zero."""
+
+    @classmethod
+    def of(cls, held: tuple[str, HeldTool], request: ToolCallRequest) -> Release:
+        """The release of the held tool for this call."""
+        key = held[0]
+        counts = released(*held)
+        state = request.state
+        holding: dict[str, HeldTool] = dict(state.get(PAUSES_KEY) or {})
+        holding.pop(key, None)
+        zeroed: dict[str, int] = {**(state.get(COUNTS_KEY) or {}), **dict.fromkeys(counts, 0)}
+        return cls(
+            key, counts, request.override(state={**state, PAUSES_KEY: holding, COUNTS_KEY: zeroed})
+        )
+
+    def applied(self, result: ToolMessage | Command[Any]) -> ToolMessage | Command[Any]:
+        """The call's result, with the release of its tool and the counts started again.
+
+        The counts the call's own failure adds, if it failed, come after the reset (a
+        negative value sets a count, see `add_counts`), and so does a hold that failure
+        makes (a budget it spends at once, its `per_run` say). A `Command` that does more
+        than update this graph's state goes back as it is, and the tool stays held.
+        """
+        release: dict[str, HeldTool | None] = {self.key: None}
+        if isinstance(result, ToolMessage):
+            return Command(
+                update={"messages": [result], COUNTS_KEY: self.counts, PAUSES_KEY: release}
+            )
+        update: object = result.update
+        if result.graph is not None or result.goto or result.resume is not None:
+            return result
+        if not is_state_update(update):
+            return result
+        inner: object = update.get(COUNTS_KEY)
+        if inner is not None and not is_state_update(inner):
+            return result
+        holds: object = update.get(PAUSES_KEY)
+        if holds is not None and not is_state_update(holds):
+            return result
+        counts: dict[str, int] = dict(inner or {})
+        for name in self.counts:
+            added = counts.get(name, 0)
+            counts[name] = added if added < 0 else set_to(added)
+        release.update(holds or {})
+        return Command(update={**update, COUNTS_KEY: counts, PAUSES_KEY: release})

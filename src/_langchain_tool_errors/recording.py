@@ -11,44 +11,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable
-from typing import Annotated, NotRequired
 
-from langchain.agents.middleware.types import OmitFromInput
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from _langchain_tool_errors.answered_elsewhere import SettledState
 from _langchain_tool_errors.failures import ReportedFailure, kind_of
 from _langchain_tool_errors.handlers import LOGGER
 from _langchain_tool_errors.naming import public_module
 from _langchain_tool_errors.record_types import FailureOutcome, Listener, ToolFailure
 from _langchain_tool_errors.tool_calls import tool_name
-
-FAILURES_KEY = "tool_failures"
-"""The state key of the run's record, part of the agent's output."""
-
-
-def add_failures(current: list[ToolFailure] | None, update: list[ToolFailure]) -> list[ToolFailure]:
-    """The state reducer: each update's records follow those already kept.
-
-    Every failing call in a step sends its own list of one record (a malformed call's
-    stage, one for the whole step), and LangGraph applies each of them here, so parallel
-    failures are all kept. An empty update adds nothing: a sub-agent or a node that hands
-    back an empty record never erases this one. A new run starts it empty with LangGraph's
-    `Overwrite`, which bypasses the reducer.
-    """
-    if not update:
-        return current or []
-    return [*(current or ()), *update]
-
-
-class FailureState(SettledState):
-    """The agent state a recording middleware adds: the run's record, part of the output.
-
-    Left out of the agent's input schema: a run's record is the middleware's to write.
-    """
-
-    tool_failures: NotRequired[Annotated[list[ToolFailure], OmitFromInput, add_failures]]
-
 
 _TYPE_NAMES: dict[type[object], str] = {}
 """The names `type_name` gave, by type: a failure path names the same few types again."""

@@ -16,15 +16,20 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TypeAlias, cast
 
-from langchain.agents.middleware import ModelRequest
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain.agents.structured_output import ToolStrategy
 from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.tools import BaseTool
+from langgraph.types import Command
 from typing_extensions import TypeIs
 
 from _langchain_tool_errors.checks import describe, is_async_callable, require_arguments
-from _langchain_tool_errors.classifying import field_errors, malformed
+from _langchain_tool_errors.classifying import field_errors, malformed, standing_request
 from _langchain_tool_errors.failures import InvalidArguments, MalformedToolCall, UnknownTool
+from _langchain_tool_errors.record_types import ToolFailure
+from _langchain_tool_errors.recording import Recorder
+from _langchain_tool_errors.state import FAILURES_KEY
 
 RepairableFailure: TypeAlias = InvalidArguments | UnknownTool | MalformedToolCall
 """The failures a repair is offered: each found in the model's reply, before any tool ran.
@@ -221,3 +226,43 @@ def with_repairs(reply: AIMessage, repairs: Mapping[str, ToolCall]) -> AIMessage
         else:
             calls.append(repaired)
     return reply.model_copy(update={"tool_calls": calls, "invalid_tool_calls": invalid})
+
+
+def repaired(
+    repair: RepairCall,
+    recorder: Recorder | None,
+    tool_names: frozenset[str] | None,
+    response: ModelResponse[Any],
+    request: ModelRequest[Any],
+) -> tuple[ModelResponse[Any] | ExtendedModelResponse[Any], list[ToolFailure]] | None:
+    """The response with the calls the repair corrected, and their records; else `None`.
+
+    The reply is the response's last `AIMessage`. Each repaired call keeps its place
+    (a repaired malformed call joins the valid calls) and its id, and is recorded as
+    `"repaired"` with the kind of failure it was. A repair is not a failure the model
+    reads: no budget counts it. Only the calls of the tools `tools=` selects are offered.
+    """
+    messages = response.result
+    replies = [(at, m) for at, m in enumerate(messages) if isinstance(m, AIMessage)]
+    if not replies:
+        return None
+    at, reply = replies[-1]
+    corrected: dict[str, ToolCall] = {}
+    records: list[ToolFailure] = []
+    for failure, call_id in found_in(reply, request, tool_names):
+        returned = repair(failure)
+        if returned is None:
+            continue
+        corrected[call_id] = require_call(returned, failure, call_id)
+        if recorder is not None:
+            standing = standing_request(failure.tool, call_id, request.state, request.runtime)
+            records.append(recorder.failure(failure, standing, None, "repaired"))
+    if not corrected:
+        return None
+    result = [*messages[:at], with_repairs(reply, corrected), *messages[at + 1 :]]
+    structured = response.structured_response
+    fixed = ModelResponse(result=result, structured_response=structured)
+    if recorder is None or not recorder.keeps:
+        return fixed, records
+    kept: Command[Any] = Command(update={FAILURES_KEY: records})
+    return ExtendedModelResponse(model_response=fixed, command=kept), records

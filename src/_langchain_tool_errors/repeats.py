@@ -17,9 +17,10 @@ from typing import Any
 
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from _langchain_tool_errors.budget import COUNTS_KEY, times
+from _langchain_tool_errors.budget import times
 from _langchain_tool_errors.failures import REPEATED_TEXT, RepeatedCall
 from _langchain_tool_errors.routes import Route
+from _langchain_tool_errors.state import COUNTS_KEY
 from _langchain_tool_errors.tool_calls import tool_name
 
 

@@ -15,57 +15,20 @@ has exactly one answer.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from threading import Lock
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Any
 
-from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
+from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from _langchain_tool_errors.budget import BudgetScope, BudgetState, ToolErrorBudgetExceeded
-from _langchain_tool_errors.failures import FailureKind
+from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
+from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.record_types import ToolFailure
-
-STOPS_KEY = "tool_error_budget_stops"
-"""The state key holding, by middleware name, the budget stop of the current run."""
-
-
-class BudgetStop(TypedDict):
-    """What the state keeps of a budget's stop: enough to raise it again, in any process."""
-
-    tool: str
-    count: int
-    limit: int
-    scope: BudgetScope
-    route: int | None
-    kind: FailureKind
-    call_id: str
-    failure: NotRequired[ToolFailure]
-    """The stopping failure as the record keeps it (absent in stops an older release kept)."""
-
-
-def keep_first_stops(
-    current: dict[str, BudgetStop] | None, update: dict[str, BudgetStop]
-) -> dict[str, BudgetStop]:
-    """The state reducer: each middleware's first stop of the run is kept.
-
-    Parallel calls of one step may each spend the budget; LangGraph applies their updates
-    in call order, so the stop raised is the first call's. An empty update adds nothing; a
-    new run starts from none with LangGraph's `Overwrite`, which bypasses the reducer.
-    """
-    if not update:
-        return current or {}
-    return {**update, **(current or {})}
-
-
-class StopState(BudgetState):
-    """The agent state a budgeted middleware adds: the counts, and the run's stop."""
-
-    tool_error_budget_stops: NotRequired[
-        Annotated[dict[str, BudgetStop], PrivateStateAttr, keep_first_stops]
-    ]
+from _langchain_tool_errors.state import STOPS_KEY, BudgetStop, HeldTool
+from _langchain_tool_errors.tool_calls import id_of, tool_name
 
 
 def stop_of(stop: ToolErrorBudgetExceeded, call_id: str) -> BudgetStop:
@@ -129,17 +92,71 @@ def raised(name: str, stop: BudgetStop, config: RunnableConfig) -> ToolErrorBudg
     resumed in another process, or raised again), unchained.
     """
     kept = _CAUSES.pop(_key(name, config), stop["call_id"])
-    if kept is not None:
-        return kept
+    return exceeded(stop, stop.get("failure")) if kept is None else kept
+
+
+def exceeded(
+    spent: BudgetStop | HeldTool, failure: ToolFailure | None = None
+) -> ToolErrorBudgetExceeded:
+    """The budget's stop, made from what the state keeps of it or of the tool it held."""
     return ToolErrorBudgetExceeded(
-        stop["tool"],
-        stop["count"],
-        stop["limit"],
-        stop["scope"],
-        route=stop["route"],
-        kind=stop["kind"],
-        failure=stop.get("failure"),
+        spent["tool"],
+        spent["count"],
+        spent["limit"],
+        spent["scope"],
+        route=spent["route"],
+        kind=spent["kind"],
+        failure=failure,
     )
+
+
+def raise_stop(name: str, state: Mapping[str, Any]) -> None:
+    """Raise the budget stop of the middleware `name`, if the state holds one.
+
+    Raises:
+        ToolErrorBudgetExceeded: The state holds a stop of this middleware.
+    """
+    stops: Mapping[str, BudgetStop] | None = state.get(STOPS_KEY)
+    stop = None if not stops else stops.get(name)
+    if stop is not None:
+        raise raised(name, stop, running_config())
+
+
+def stopped_answers(
+    name: str,
+    stop: ToolErrorBudgetExceeded,
+    state: Mapping[str, Any],
+    left: Sequence[tuple[ToolCallRequest, str | None]],
+    *,
+    by_person: bool = False,
+) -> list[ToolMessage]:
+    """The answers when a failure met in a model hook stops the run.
+
+    `left` holds the stopping call, then the failures met after it, each with the id of
+    the answer written for it elsewhere (`None` for a malformed call). Answered: the
+    stopping call and the malformed calls after it, then the reply's valid calls that
+    nothing has answered; none of them runs. A call answered elsewhere keeps that answer,
+    the stopping one too when such an answer spends the budget. `by_person`: a person
+    stopped the run at the stopping call's pause, and each answer says so.
+    """
+    (first, replaces), rest = left[0], left[1:]
+    stopping = id_of(first)
+    keep_cause(name, stop, stopping, running_config())
+    if replaces is not None:
+        return []  # every call has its answer, the stopping one the one written for it
+    kept = stop_of(stop, stopping)
+    answers = [stopped_answer(kept, stopping, tool_name(first), by_person=by_person)]
+    answers += [
+        stopped_answer(kept, id_of(request), tool_name(request), by_person=by_person)
+        for request, replaces in rest
+        if replaces is None  # an answer written elsewhere stays its call's one answer
+    ]
+    reply, answered = last_reply(state)
+    for call in () if reply is None else reply.tool_calls:
+        call_id = call["id"]
+        if call_id is not None and call_id not in answered:
+            answers.append(stopped_answer(kept, call_id, call["name"], by_person=by_person))
+    return answers
 
 
 def keep_cause(

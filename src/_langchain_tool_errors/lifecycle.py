@@ -1,0 +1,297 @@
+"""A failure's life, written once: classify, route, handle, count, record, tell.
+
+Each function here is one way a failure is met, written as a generator (a `Life`) that
+yields an effect where it needs a handler's answer or the listeners told, and returns what
+the hook returns. The sync and async hooks drive the same life (`effects.run`,
+`effects.arun`); nothing here waits. The stages, in order:
+
+1. classify: an exception is its own kind; an error message or an answer written
+   elsewhere is classified (`classifying.py`);
+2. route: the first route that matches, as an `except` clause would (`route_table.py`);
+3. handle: the route's handler gives the content (`Ask`, then `handling.py`); a failure
+   no route takes, or whose handler declines or fails, goes on up, and is told so;
+4. count and record (`settling.py`), then tell the listeners (`Tell`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain_core.messages import ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Overwrite
+
+from _langchain_tool_errors.answered_elsewhere import answered_elsewhere
+from _langchain_tool_errors.asked_by import note_replies
+from _langchain_tool_errors.classifying import classify, malformed_calls
+from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
+from _langchain_tool_errors.effects import Ask, Life, Tell
+from _langchain_tool_errors.failures import ReportedFailure
+from _langchain_tool_errors.handling import Answer, fresh, replaced, sendable
+from _langchain_tool_errors.inner_commands import answered_inside, put_back
+from _langchain_tool_errors.pausing import Release, asked_of, decided
+from _langchain_tool_errors.plan import Plan
+from _langchain_tool_errors.providers import provider_of
+from _langchain_tool_errors.record_types import ToolFailure
+from _langchain_tool_errors.repair import repaired
+from _langchain_tool_errors.route_table import RouteHandlers
+from _langchain_tool_errors.settling import (
+    Settled,
+    back_to_the_model,
+    conclude,
+    is_closed,
+    settle,
+    settled_closed,
+)
+from _langchain_tool_errors.state import COUNTS_KEY, SETTLED_KEY, met, step_of
+from _langchain_tool_errors.stopping import raise_stop
+from _langchain_tool_errors.tool_calls import id_of
+
+
+def after_exception(
+    plan: Plan, exc: Exception, request: ToolCallRequest
+) -> Life[ToolMessage | Command[Any] | None]:
+    """A tool's exception through the stages: its answer, or `None` to let it go on up.
+
+    Driven while the exception is handled, so whatever a handler raises is chained to it.
+    """
+    route = plan.table.route(exc, request)  # an exception is its own kind
+    message = None
+    if route is not None:
+        message = yield from _answered(plan, route, exc, request, partial(sendable, exc, request))
+    if route is None or message is None:  # no route took it, or it declined
+        yield from _propagated(plan, exc, request, route)
+        return None
+    return (yield from _finish(plan, message, exc, request, route))
+
+
+def after_result(
+    plan: Plan, result: ToolMessage | Command[Any], request: ToolCallRequest
+) -> Life[ToolMessage | Command[Any]]:
+    """A result that is not a plain success, through the stages.
+
+    An error message is classified, routed and counted, and so is one an inner
+    middleware's `Command` answers with; any other result is a success.
+    """
+    if not isinstance(result, ToolMessage):
+        inner = answered_inside(result, request)
+        if inner is None:
+            return result
+        error, rest = inner
+    elif result.status != "error":
+        return result
+    else:
+        error, rest = result, None
+    if plan.ignores(request):
+        return result
+    failure = classify(error, request)
+    route = plan.table.route(failure, request)
+    if route is not None:
+        answer = yield from _answered(plan, route, failure, request, partial(replaced, error))
+        error = error if answer is None else answer
+    answered = yield from _finish(plan, error, failure, request, route)
+    return answered if rest is None else put_back(rest, answered)
+
+
+def before_running(
+    plan: Plan, request: ToolCallRequest
+) -> Life[ToolMessage | Command[Any] | Release | None]:
+    """The answer to a call that must not run as it is; a `Release`; or `None` to run it.
+
+    A call to a tool a "tell" budget closed is answered as closed; one to a tool an
+    "interrupt" budget holds pauses the run for a person, whose "go on" releases the tool
+    (the hook runs the call again, released); a repeat of a call that failed is answered
+    by its route without running the tool.
+    """
+    closing = plan.closing
+    if closing is not None and closing.closing_key in (request.state.get(COUNTS_KEY) or ()):
+        closed = closing.answer_closed(request)  # a closed tool's call never runs
+        if closed is not None:
+            return settled_closed(closed, request)
+    holding = plan.holding
+    held = None if holding is None else holding.held(request)
+    if held is not None:
+        decision = asked_of(held[1], request)
+        if decision["type"] == "go_on":
+            return Release.of(held, request)
+        return decided(plan.name, decision, held[1], request)
+    repeats = plan.repeats
+    repeated = None if repeats is None else repeats.repeated(request)
+    if repeated is None:  # no call of this tool with these arguments failed in the run
+        return None
+    route = plan.table.route(repeated, request)
+    if route is None:  # no route answers it: the tool runs again
+        return None
+    made = yield from _answered(plan, route, repeated, request, partial(fresh, request))
+    if made is None:  # the route declined: the tool runs again
+        return None
+    return (yield from _finish(plan, made, repeated, request, route))
+
+
+def before_model(
+    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
+) -> Life[dict[str, Any] | None]:
+    """Stop the run if a budget was spent; else settle the step the model will read.
+
+    A budget spent in the step before is raised here, now that the step is saved. The
+    step's failures in a row are put in call order with its successes
+    (`Accounts.in_call_order`). A middleware that watches replies first meets the
+    malformed calls of the model's last reply that its hook after the model missed: a
+    hook listed inside it sent the run back to the model, and LangGraph skipped the rest.
+    The error answers to that reply that this middleware did not settle were written by
+    another middleware (a limit, a person's review, one that answers a call itself): each
+    goes through the stages as a failure of the kind `"inner_middleware"`.
+
+    Raises:
+        ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
+    """
+    raise_stop(plan.name, state)
+    accounts = plan.accounts
+    ordered = None if accounts is None else accounts.in_call_order(state)
+    found = yield from malformed(plan, state, runtime)
+    for failure, request, message in answered_elsewhere(state, runtime, plan.name):
+        if plan.ignores(request) or is_closed(plan, request, state):
+            continue
+        route = plan.table.route(failure, request)
+        # Only a route's new text replaces the answer; else it stays as it was written.
+        answer = None
+        if route is not None:
+            answer = yield from _answered(plan, route, failure, request, partial(replaced, message))
+        found.append(Settled(failure, request, answer, _position(route), message.id))
+    if not found:
+        return None if ordered is None else {COUNTS_KEY: Overwrite(ordered)}
+    update, records = settle(plan, state, found, ordered)
+    yield from _told(plan, records)
+    return update
+
+
+def after_model(
+    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
+) -> Life[dict[str, Any] | None]:
+    """Count, record and answer the model's malformed calls.
+
+    A reply with no call but malformed ones goes back to the model in the same run:
+    `create_agent` would otherwise end the run with it, an empty answer.
+    """
+    found = yield from malformed(plan, state, runtime)
+    update, records = settle(plan, state, found)
+    yield from _told(plan, records)
+    return back_to_the_model(state, found, update)
+
+
+def after_reply(
+    plan: Plan, response: ModelResponse[Any], request: ModelRequest[Any]
+) -> Life[ModelResponse[Any] | ExtendedModelResponse[Any]]:
+    """The model's response, its wrong calls repaired where `repair=` corrects them."""
+    note_replies(response, provider_of(request.model))  # a failure of its calls checks it
+    repair = plan.repair
+    if repair is None:
+        return response
+    fixed = repaired(repair, plan.recorder, plan.tool_names, response, request)
+    if fixed is None:
+        return response
+    result, records = fixed
+    yield from _told(plan, records)
+    return result
+
+
+def malformed(plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]) -> Life[list[Settled]]:
+    """The last reply's malformed calls this middleware takes and has not met, each routed.
+
+    Met after the model; else before the next model call, when a hook after the model
+    listed inside this one sent the run back to the model (a reply of only malformed
+    calls, which another watching middleware of this package sends back) and LangGraph
+    skipped this one's. None for a middleware with no hook after the model.
+    """
+    found: list[Settled] = []
+    if plan.shape != "replying":
+        return found
+    marks: Mapping[str, int] | None = None  # read at the first call: this runs before
+    step = ""  # every model call, and most replies have no malformed call
+    for failure, request in malformed_calls(state, runtime):
+        if plan.ignores(request):
+            continue
+        if marks is None:
+            kept: Mapping[str, int] = state.get(SETTLED_KEY) or {}
+            marks, step = kept, step_of(state)
+        if met(marks, plan.name, step, id_of(request)):
+            continue
+        route = plan.table.route(failure, request)
+        answer = None
+        if route is not None:
+            answer = yield from _answered(plan, route, failure, request, partial(fresh, request))
+        found.append(Settled(failure, request, answer, _position(route), None))
+    return found
+
+
+def _answered(
+    plan: Plan,
+    route: RouteHandlers,
+    failure: Exception | ReportedFailure,
+    request: ToolCallRequest,
+    made: Callable[[Answer], ToolMessage],
+) -> Life[ToolMessage | None]:
+    """The message `made` from the route's answer; `None` when its handler declines.
+
+    What the handler raises, or a refusal of what it gave, is told as gone on up and raised.
+    """
+    try:
+        answer = yield Ask(route, failure, request)
+        return None if answer is None else made(answer)
+    except GraphBubbleUp:
+        raise
+    except Exception:
+        yield from _propagated(plan, failure, request, route)
+        raise
+
+
+def _finish(
+    plan: Plan,
+    message: ToolMessage,
+    failure: Exception | ReportedFailure,
+    request: ToolCallRequest,
+    route: RouteHandlers | None,
+) -> Life[ToolMessage | Command[Any]]:
+    """Count and record a failure with its message, tell the listeners, then answer."""
+    answer, record = conclude(plan, message, failure, request, _position(route))
+    if record is not None:
+        yield from _told(plan, [record])
+    return answer
+
+
+def _propagated(
+    plan: Plan,
+    failure: Exception | ReportedFailure,
+    request: ToolCallRequest,
+    route: RouteHandlers | None,
+) -> Life[None]:
+    """Tell the listeners of a failure that goes on up.
+
+    No route took it, or its route's handler declined (returned `None`) or failed. A
+    resume value its interrupt's schema refused is control flow, not a failure: the
+    tool never ran, and no one is told.
+    """
+    recorder = plan.recorder
+    if recorder is None or plan.ignores(request):
+        return
+    if isinstance(failure, Exception) and is_invalid_resume(failure):
+        return
+    yield Tell(recorder, recorder.failure(failure, request, _position(route), "propagated"))
+
+
+def _told(plan: Plan, records: list[ToolFailure]) -> Life[None]:
+    """Tell the listeners of each record, in order."""
+    recorder = plan.recorder
+    if recorder is not None:
+        for record in records:
+            yield Tell(recorder, record)
+
+
+def _position(route: RouteHandlers | None) -> int | None:
+    """A route's position in the routes, or `None` for no route."""
+    return None if route is None else route[2]

@@ -3,7 +3,7 @@
 A budgeted middleware builds one `Accounts` from its budgets at construction. Once a
 failure has its message (a handler's answer to an exception, or the error message of a
 failure that is not one), `spend` gives the increments to the run's counts (kept in the
-agent state, see `budget.py`) and decides: the message goes out with the new counts; or a
+agent state, see `state.py`) and decides: the message goes out with the new counts; or a
 budget is spent and the run stops ("stop") or the tool is closed ("tell"). `answer_closed`
 answers the model's later calls to a closed tool, in place of running them.
 """

@@ -3,15 +3,18 @@
 A failure's life (`lifecycle.py`) is written once, as a generator that performs no I/O:
 where it needs a route's handler to answer, or the listeners to be told, it yields an
 effect, and the driver of the path it runs on carries that out and sends back the result.
-`run` calls sync handlers and listeners; `arun` awaits async ones. That is the only place
-the two paths differ. A handler's exception is thrown back into the life at the effect
-that asked for it, so the life tells the listeners it went on up before it is raised.
+`run` calls sync handlers and tells listeners; `arun` awaits async ones. That is the only
+place the two paths differ. A handler's exception is thrown back into the life at the
+effect that asked for it, so the life tells the listeners it went on up before it is raised.
+
+The effects are plain tuples, since a failure path makes one or two of them: a handled
+failure costs what langchain's class costs, give or take a microsecond.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator
-from typing import NamedTuple, TypeAlias, TypeVar
+from collections.abc import Generator
+from typing import TypeAlias, TypeVar
 
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
@@ -23,24 +26,13 @@ from _langchain_tool_errors.route_table import RouteHandlers
 
 _T = TypeVar("_T")
 
+Ask: TypeAlias = tuple[RouteHandlers, Exception | ReportedFailure, ToolCallRequest]
+"""Ask a route's handler for the content that answers a failure (of this call).
 
-class Ask(NamedTuple):
-    """Ask a route's handler for the content that answers a failure.
+The driver sends back the handler's `Answer`, or `None` when it declined."""
 
-    The driver sends back the handler's `Answer`, or `None` when it declined.
-    """
-
-    route: RouteHandlers
-    failure: Exception | ReportedFailure
-    request: ToolCallRequest
-
-
-class Tell(NamedTuple):
-    """Tell the listeners of a settled failure. The driver sends back `None`."""
-
-    recorder: Recorder
-    record: ToolFailure
-
+Tell: TypeAlias = tuple[Recorder, ToolFailure]
+"""Tell the listeners of a settled failure. The driver sends back `None`."""
 
 Effect: TypeAlias = Ask | Tell
 
@@ -52,53 +44,50 @@ def run(life: Life[_T]) -> _T:
     """Carry out a life on the sync path: sync handlers are called, listeners told.
 
     Called from inside the hook's `except` clause when the failure is an exception, so
-    whatever a handler raises is chained to it. The driver is the async one, given effects
-    that never wait: it finishes at its first step.
+    whatever a handler raises is chained to it.
     """
-    driving = _drive(life, _carried_out)
-    try:
-        driving.send(None)
-    except StopIteration as done:
-        finished: _T = done.value
-        return finished
-    # Not reached: a sync effect never waits, so the driver ends at its first step.
-    driving.close()
-    msg = "a failure's life waited on the sync path"
-    raise RuntimeError(msg)
-
-
-async def arun(life: Life[_T]) -> _T:
-    """Carry out a life on the async path: async handlers and listeners are awaited."""
-    return await _drive(life, _acarried_out)
-
-
-async def _drive(life: Life[_T], carry_out: Callable[[Effect], Awaitable[Answer | None]]) -> _T:
-    """Feed a life the results of its effects until it returns; throw it what one raised."""
     result: Answer | None = None
     raised: BaseException | None = None
     while True:
         try:
             effect = life.send(result) if raised is None else life.throw(raised)
         except StopIteration as done:
-            returned: _T = done.value
-            return returned
+            value: _T = done.value
+            return value
+        raised = None
         try:
-            result, raised = await carry_out(effect), None
+            match effect:
+                case (route, failure, request):
+                    result = ask(route, failure, request)
+                case (recorder, record):
+                    recorder.tell(record)
+                    result = None
         except BaseException as error:  # the life decides what goes on up, and tells
-            result, raised = None, error
+            raised = error
 
 
-async def _carried_out(effect: Effect) -> Answer | None:
-    """What an effect gives on the sync path: a sync handler's answer (never waits)."""
-    if isinstance(effect, Tell):
-        effect.recorder.tell(effect.record)
-        return None
-    return ask(*effect)
+async def arun(life: Life[_T]) -> _T:
+    """Carry out a life on the async path: async handlers and listeners are awaited."""
+    result: Answer | None = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = life.throw(error) if error is not None else life.send(result)
+        except StopIteration as finished:
+            returned: _T = finished.value
+            return returned
+        error = None
+        try:
+            result = await _acarried_out(effect)
+        except BaseException as raised:
+            error = raised
 
 
 async def _acarried_out(effect: Effect) -> Answer | None:
     """What an effect gives on the async path: an async handler's answer, awaited."""
-    if isinstance(effect, Tell):
-        await effect.recorder.atell(effect.record)
-        return None
-    return await aask(*effect)
+    match effect:
+        case (route, failure, request):
+            return await aask(route, failure, request)
+        case (recorder, record):
+            await recorder.atell(record)
+            return None

@@ -7,9 +7,9 @@ import logging
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypeVar
 
+from _langchain_tool_errors.call_checks import require_awaitable
 from _langchain_tool_errors.checks import (
     is_async_callable,
-    require_awaitable,
     require_exception_types,
     require_handler_to_wrap,
 )

@@ -15,7 +15,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.asked_by import asked_by
-from _langchain_tool_errors.checks import (
+from _langchain_tool_errors.call_checks import (
     require_awaitable,
     require_content,
     require_tool_call_id,

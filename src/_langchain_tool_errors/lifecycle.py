@@ -15,8 +15,7 @@ the hook returns. The sync and async hooks drive the same life (`effects.run`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from functools import partial
+from collections.abc import Mapping
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
@@ -30,9 +29,9 @@ from _langchain_tool_errors.answered_elsewhere import answered_elsewhere
 from _langchain_tool_errors.asked_by import note_replies
 from _langchain_tool_errors.classifying import classify, malformed_calls
 from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
-from _langchain_tool_errors.effects import Ask, Life, Tell
+from _langchain_tool_errors.effects import Life
 from _langchain_tool_errors.failures import ReportedFailure
-from _langchain_tool_errors.handling import Answer, fresh, replaced, sendable
+from _langchain_tool_errors.handling import fresh, replaced, sendable
 from _langchain_tool_errors.inner_commands import answered_inside, put_back
 from _langchain_tool_errors.pausing import Release, asked_of, decided
 from _langchain_tool_errors.plan import Plan
@@ -63,7 +62,7 @@ def after_exception(
     route = plan.table.route(exc, request)  # an exception is its own kind
     message = None
     if route is not None:
-        message = yield from _answered(plan, route, exc, request, partial(sendable, exc, request))
+        message = yield from _answered(plan, route, exc, request)
     if route is None or message is None:  # no route took it, or it declined
         yield from _propagated(plan, exc, request, route)
         return None
@@ -92,7 +91,7 @@ def after_result(
     failure = classify(error, request)
     route = plan.table.route(failure, request)
     if route is not None:
-        answer = yield from _answered(plan, route, failure, request, partial(replaced, error))
+        answer = yield from _answered(plan, route, failure, request, error)
         error = error if answer is None else answer
     answered = yield from _finish(plan, error, failure, request, route)
     return answered if rest is None else put_back(rest, answered)
@@ -127,7 +126,7 @@ def before_running(
     route = plan.table.route(repeated, request)
     if route is None:  # no route answers it: the tool runs again
         return None
-    made = yield from _answered(plan, route, repeated, request, partial(fresh, request))
+    made = yield from _answered(plan, route, repeated, request)
     if made is None:  # the route declined: the tool runs again
         return None
     return (yield from _finish(plan, made, repeated, request, route))
@@ -161,7 +160,7 @@ def before_model(
         # Only a route's new text replaces the answer; else it stays as it was written.
         answer = None
         if route is not None:
-            answer = yield from _answered(plan, route, failure, request, partial(replaced, message))
+            answer = yield from _answered(plan, route, failure, request, message)
         found.append(Settled(failure, request, answer, _position(route), message.id))
     if not found:
         return None if ordered is None else {COUNTS_KEY: Overwrite(ordered)}
@@ -224,7 +223,7 @@ def malformed(plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]) -> Li
         route = plan.table.route(failure, request)
         answer = None
         if route is not None:
-            answer = yield from _answered(plan, route, failure, request, partial(fresh, request))
+            answer = yield from _answered(plan, route, failure, request)
         found.append(Settled(failure, request, answer, _position(route), None))
     return found
 
@@ -234,15 +233,24 @@ def _answered(
     route: RouteHandlers,
     failure: Exception | ReportedFailure,
     request: ToolCallRequest,
-    made: Callable[[Answer], ToolMessage],
+    message: ToolMessage | None = None,
 ) -> Life[ToolMessage | None]:
-    """The message `made` from the route's answer; `None` when its handler declines.
+    """The message the route's answer makes; `None` when its handler declines.
 
-    What the handler raises, or a refusal of what it gave, is told as gone on up and raised.
+    The answer replaces the text of the failure's `message` where it has one; else it
+    makes a new error message, checked for the provider where the failure is a tool's
+    exception. What the handler raises, or a refusal of what it gave, is told as gone on
+    up and raised.
     """
     try:
-        answer = yield Ask(route, failure, request)
-        return None if answer is None else made(answer)
+        answer = yield (route, failure, request)
+        if answer is None:
+            return None
+        if message is not None:
+            return replaced(message, answer)
+        if isinstance(failure, Exception):
+            return sendable(failure, request, answer)
+        return fresh(request, answer)
     except GraphBubbleUp:
         raise
     except Exception:
@@ -258,9 +266,9 @@ def _finish(
     route: RouteHandlers | None,
 ) -> Life[ToolMessage | Command[Any]]:
     """Count and record a failure with its message, tell the listeners, then answer."""
-    answer, record = conclude(plan, message, failure, request, _position(route))
-    if record is not None:
-        yield from _told(plan, [record])
+    answer, told = conclude(plan, message, failure, request, _position(route))
+    if told is not None:
+        yield told
     return answer
 
 
@@ -281,7 +289,7 @@ def _propagated(
         return
     if isinstance(failure, Exception) and is_invalid_resume(failure):
         return
-    yield Tell(recorder, recorder.failure(failure, request, _position(route), "propagated"))
+    yield (recorder, recorder.failure(failure, request, _position(route), "propagated"))
 
 
 def _told(plan: Plan, records: list[ToolFailure]) -> Life[None]:
@@ -289,7 +297,7 @@ def _told(plan: Plan, records: list[ToolFailure]) -> Life[None]:
     recorder = plan.recorder
     if recorder is not None:
         for record in records:
-            yield Tell(recorder, record)
+            yield (recorder, record)
 
 
 def _position(route: RouteHandlers | None) -> int | None:

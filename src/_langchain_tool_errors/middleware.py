@@ -15,6 +15,7 @@ from langgraph.types import Command, TracePolicy, omit_payload
 from typing_extensions import TypeVar, override
 
 from _langchain_tool_errors.budget import ErrorBudget
+from _langchain_tool_errors.call_checks import refuse_the_sync_path
 from _langchain_tool_errors.checks import (
     reject_async_on_error,
     reject_routes_keyword,
@@ -76,12 +77,6 @@ _ModeT = TypeVar("_ModeT", bound=HandlerMode)
 _FROM_ROUTES = (
     "; or, to send each kind of failure to a handler of its own, build it with "
     "ToolErrorMiddleware.from_routes([Route(KeyError, on_error), ...])"
-)
-
-_ASYNC_ONLY = (
-    "{name} has only an async handler (`aon_error`), and the agent is running on the sync "
-    "path (invoke/stream). Run the agent with `ainvoke`/`astream`, or also pass a sync "
-    "`on_error`."
 )
 
 
@@ -350,23 +345,27 @@ class ToolErrorMiddleware(
             routes: A non-empty list or tuple of `Route`s, in order.
             budget: An `ErrorBudget` counting every failure handed back, whatever its route
                 (a `Route` may have a budget of its own too). `None` sets no limit.
-            error_prefix: How an error `ToolMessage` is marked, in what is sent to the
-                model only, for a chat model class whose integration drops the error flag:
-                this text goes in front of its content, once. (`ChatAnthropic` and
-                `ChatBedrockConverse` keep the flag; `ChatGoogleGenerativeAI` is sent a
-                text as Gemini's `error` key.) `None` sends every message as written.
-            record_failures: Keep a `ToolFailure` for each failure this middleware sees,
-                of every kind, in the agent state's `"tool_failures"`: part of the
-                output of `invoke`/`ainvoke`, one list per run. Defaults to `False`.
-            listeners: Sync (`FailureListener`) or async (`AFailureListener`) callables,
-                each told of every failure this middleware sees with its `ToolFailure`,
-                as it is settled. What one raises is logged and never changes the run.
-            repair: A `RepairCall`, called as `repair(failure)` for each call of a model
-                reply that names a tool the model was not offered, has arguments the
-                tool's schema refuses, or has arguments that are not JSON: it returns a
-                corrected call, which runs once in place of the original (under its id),
-                or `None`. `None` (the default) repairs nothing.
-            name: The middleware's name in the agent; defaults to `"ToolErrorMiddleware"`.
+            error_prefix: The text put once in front of every error message this
+                middleware's routes write, or any other error message, in what is sent
+                to a chat model whose integration drops the error flag (the state keeps
+                the message as written). `ChatAnthropic` and `ChatBedrockConverse` keep
+                the flag and get no mark; `ChatGoogleGenerativeAI` is sent the text as
+                Gemini's `error` key. `None` sends every message as written.
+            record_failures: Keep, in the agent state's `"tool_failures"`, one
+                `ToolFailure` per failure of any kind, whichever route took it (its
+                `route` is the route's position, `None` for none): one list per run, part
+                of the output of `invoke`/`ainvoke`. Defaults to `False`.
+            listeners: Callables told of each failure with its `ToolFailure`, as it is
+                settled, whichever route took it: sync ones (`FailureListener`) are called,
+                async ones (`AFailureListener`) awaited. What one raises is logged, and the
+                run goes on as if it had not.
+            repair: A `RepairCall`, offered each call of a model reply that names a tool
+                the model was not offered, has arguments its tool's schema refuses, or has
+                arguments that are not JSON. A corrected call it returns runs once in the
+                original's place, under its id; `None` leaves the call to the routes.
+                `None` (the default) repairs nothing.
+            name: The middleware's name in the agent (`"ToolErrorMiddleware"` unless
+                given); give each instance in one agent its own.
 
         Returns:
             The middleware: `on_error`, `aon_error` and `selected_tools` read `None` (each
@@ -669,7 +668,7 @@ class ToolErrorMiddleware(
             handler: Calls the model (and any inner middleware).
 
         Returns:
-            The model's response, untouched.
+            The model's response; where `repair=` corrects calls of its reply, with those.
 
         Raises:
             TypeError: An error message holds a content block the model's provider does
@@ -713,18 +712,18 @@ class ToolErrorMiddleware(
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-        """Send the model its error messages marked, on the async path.
+        """Send the model its error messages marked, on the async path (`ainvoke`, `astream`).
 
         Args:
-            request: The model call: the chat model, the messages, the agent state.
-            handler: Calls the model (and any inner middleware).
+            request: What the model is asked: its chat model, messages and agent state.
+            handler: Awaited; calls the model, through any middleware listed inside this one.
 
         Returns:
-            The model's response, untouched.
+            What the model answered, with the calls of its reply `repair=` corrected, if any.
 
         Raises:
-            TypeError: An error message holds a content block the model's provider does
-                not take in a tool result; nothing is sent.
+            TypeError: A content block of an error message is one the model's provider
+                refuses in a tool result; nothing is sent (see the providers guide).
 
         Example:
             ```python
@@ -738,16 +737,20 @@ class ToolErrorMiddleware(
             from langchain_tool_errors.handlers import report_type_only
             from langchain_tool_errors.testing import ScriptedChatModel
 
-            failed = ToolMessage("lookup failed", tool_call_id="c1", status="error")
-            model = ScriptedChatModel(script=[AIMessage("ok")])
-            model_request: ModelRequest[Any] = ModelRequest(model=model, messages=[failed])
+            answered = ToolMessage("42", tool_call_id="c0")
+            failed = ToolMessage("no such id", tool_call_id="c1", status="error")
+            conversation: ModelRequest[Any] = ModelRequest(
+                model=ScriptedChatModel(script=[AIMessage("ok")]), messages=[answered, failed]
+            )
 
             async def call_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
-                return ModelResponse(result=[AIMessage("Trying another id.")])
+                texts = [message.text for message in request.messages]
+                return ModelResponse(result=[AIMessage(" | ".join(texts))])
 
-            middleware = ToolErrorMiddleware(report_type_only, error_prefix=None)
-            response = asyncio.run(middleware.awrap_model_call(model_request, call_model))
+            middleware = ToolErrorMiddleware(report_type_only)
+            response = asyncio.run(middleware.awrap_model_call(conversation, call_model))
             assert isinstance(response, ModelResponse)
+            assert response.result[0].text == "42 | Error: no such id"  # only errors are marked
             ```
         """
         plan = self._plan
@@ -793,13 +796,9 @@ class ToolErrorMiddleware(
 
             call = ToolCall(name="search", args={"query": "x"}, id="c1")
             runtime: ToolRuntime[None, dict[str, Any]] = ToolRuntime(
-                state={},
-                context=None,
-                config={},
-                stream_writer=print,
-                tool_call_id="c1",
-                store=None,
-            )
+                state={}, context=None, config={}, stream_writer=print,
+                tool_call_id="c1", store=None,
+            )  # fmt: skip
             request = ToolCallRequest(tool_call=call, tool=None, state={}, runtime=runtime)
 
             def run_failing_tool(request: ToolCallRequest) -> ToolMessage | Command[Any]:
@@ -812,7 +811,7 @@ class ToolErrorMiddleware(
         """
         plan = self._plan
         if not plan.sync_capable:  # the static twin is the narrowed `self` above
-            raise NotImplementedError(_ASYNC_ONLY.format(name=plan.name))
+            refuse_the_sync_path(plan.name)
         # Until a failure is counted in the run, no tool is closed, held or has a failed
         # call to repeat (a hold is written with the failure that spent its budget).
         if plan.looks and request.state.get(COUNTS_KEY):
@@ -846,11 +845,14 @@ class ToolErrorMiddleware(
         """Run the tool call and hand a selected failure to `aon_error`, else `on_error`.
 
         Args:
-            request: The tool call, its `BaseTool`, the agent state and runtime.
-            handler: Runs the tool call (and any inner middleware).
+            request: The call to run: the model's tool call, its `BaseTool`, the agent
+                state and the runtime.
+            handler: Awaited; runs the tool, through any middleware listed inside this one.
 
         Returns:
-            The tool's own result, or an error `ToolMessage` with the handler's content.
+            What the tool returned; for a failure a route handles, an error `ToolMessage`
+            holding what the handler gave (in a `Command`, with what the state keeps of it,
+            where a budget counts it or the record keeps it).
 
         Raises:
             TypeError: `aon_error` returned something that cannot be awaited, or a handler
@@ -868,22 +870,20 @@ class ToolErrorMiddleware(
 
             from langchain_tool_errors import ToolErrorMiddleware
 
-            call = ToolCall(name="search", args={"query": "x"}, id="c1")
             runtime: ToolRuntime[None, dict[str, Any]] = ToolRuntime(
-                state={},
-                context=None,
-                config={},
-                stream_writer=print,
-                tool_call_id="c1",
-                store=None,
-            )
-            request = ToolCallRequest(tool_call=call, tool=None, state={}, runtime=runtime)
+                state={}, context=None, config={}, stream_writer=print,
+                tool_call_id="c2", store=None,
+            )  # fmt: skip
+            request = ToolCallRequest(
+                tool_call=ToolCall(name="fetch", args={"url": "https://example.com"}, id="c2"),
+                tool=None, state={}, runtime=runtime,
+            )  # fmt: skip
 
             async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
                 return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
 
             async def run_failing_tool(request: ToolCallRequest) -> ToolMessage | Command[Any]:
-                raise TimeoutError("search timed out")
+                raise TimeoutError("fetch timed out")
 
             middleware = ToolErrorMiddleware(aon_error=aexplain)
             message = asyncio.run(middleware.awrap_tool_call(request, run_failing_tool))

@@ -42,15 +42,18 @@ def _selected(routes: tuple[Route[Any], ...]) -> tuple[bool, frozenset[str] | No
     return True, frozenset(tools)
 
 
-_JSON = json.JSONEncoder(sort_keys=True)
-"""One encoder for every call: `json.dumps` with any option builds a new one each time."""
+_JSON = json.JSONEncoder(sort_keys=True, check_circular=False)
+"""One encoder for every call: `json.dumps` with any option builds a new one each time.
+
+A model's arguments are parsed JSON, so they hold no cycle to look for; a value that does
+is refused by the recursion limit, and counts as not JSON."""
 
 
 def _canonical(args: object) -> str | None:
     """The arguments as JSON with sorted keys, or `None` for values JSON cannot hold."""
     try:
         return _JSON.encode(args)
-    except (TypeError, ValueError):  # not JSON (a model's arguments always are): never equal
+    except (TypeError, ValueError, RecursionError):  # not JSON: never equal (a model's is)
         return None
 
 

@@ -104,14 +104,26 @@ def _cache_for(
     return {} if len(routes) > 1 and plain else None
 
 
+def _catch_all(compiled: tuple[_Compiled, ...]) -> RouteHandlers | None:
+    """The handlers of a lone route that takes every exception of every tool, else `None`.
+
+    The default configuration: every exception goes to it, with no walk and no tool name.
+    """
+    if len(compiled) != 1:
+        return None
+    exceptions, names, handlers = compiled[0]
+    return handlers if exceptions == (Exception,) and names is None else None
+
+
 class RouteTable:
     """A middleware's routes in the form read after a failure, with a cache of answers."""
 
-    __slots__ = ("_cache", "_compiled")
+    __slots__ = ("_cache", "_catch_all", "_compiled")
 
     def __init__(self, routes: tuple[Route[Any], ...]) -> None:
         self._compiled = _compile(routes)
         self._cache = _cache_for(routes)
+        self._catch_all = _catch_all(self._compiled)
 
     def route(
         self, exc: Exception | ReportedFailure, request: ToolCallRequest
@@ -120,8 +132,11 @@ class RouteTable:
 
         An invalid resume value is never routed: the human, not the model, must answer it.
         """
-        if isinstance(exc, Exception) and is_invalid_resume(exc):
-            return None
+        if isinstance(exc, Exception):
+            if is_invalid_resume(exc):
+                return None
+            if self._catch_all is not None:
+                return self._catch_all
         name = tool_name(request)
         cache = self._cache
         if cache is None:

@@ -19,6 +19,7 @@ from langgraph.types import Command, Overwrite
 
 from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
 from _langchain_tool_errors.classifying import last_reply
+from _langchain_tool_errors.effects import Tell
 from _langchain_tool_errors.failures import InnerMiddlewareError, MalformedToolCall, ReportedFailure
 from _langchain_tool_errors.pausing import asked_of, person_s_answer, released
 from _langchain_tool_errors.plan import Plan
@@ -102,13 +103,13 @@ def conclude(
     failure: Exception | ReportedFailure,
     request: ToolCallRequest,
     route: int | None,
-) -> tuple[ToolMessage | Command[Any], ToolFailure | None]:
+) -> tuple[ToolMessage | Command[Any], Tell | None]:
     """Count and record a failure met in the tool-call hook, with its message.
 
-    Returns what the hook returns and the failure's record (`None` when nothing records
-    or listens). A spent "stop" budget does not raise here: the call is answered with
-    the stop, which goes into the state beside the step's other results, and the next
-    hook raises it once the step is saved (see `stopping.py`).
+    Returns what the hook returns and the effect that tells the listeners of the failure's
+    record (`None` when nothing records or listens). A spent "stop" budget does not raise
+    here: the call is answered with the stop, which goes into the state beside the step's
+    other results, and the next hook raises it once the step is saved (see `stopping.py`).
     """
     if plan.shape == "plain":  # nothing counts or records: the handler's message goes back
         return settled_answer(message, request), None
@@ -144,9 +145,11 @@ def conclude(
             update[PAUSES_KEY] = dict([held])
         if recorder is not None:
             record = recorder.failure(failure, request, route, outcome)
-    if record is not None and plan.keeps:
+    if recorder is None or record is None:
+        return Command(update=update), None
+    if recorder.keeps:
         update[FAILURES_KEY] = [record]
-    return Command(update=update), record
+    return Command(update=update), (recorder, record)
 
 
 def settle(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 # create_agent's `checkpointer` parameter is langgraph's `Checkpointer` alias, which leaves
@@ -18,7 +18,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.types import Command, StateSnapshot
 
-from _langchain_tool_errors.scripted_model import ScriptedChatModel, ScriptStep
+from langchain_tool_errors import ErrorBudget, SyncCapable, ToolErrorMiddleware, ToolFailure
+from langchain_tool_errors.handlers import report_type_only
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel, ScriptStep
 
 Path = Literal["sync", "async"]
 PATHS: tuple[Path, ...] = ("sync", "async")
@@ -71,6 +73,40 @@ class Calls:
         return "handled"
 
 
+def explaining(exc: Exception, request: ToolCallRequest) -> str:
+    """A handler that names the tool and the exception's type: `search failed with KeyError`."""
+    return f"{request.tool_call['name']} failed with {type(exc).__name__}"
+
+
+def raising(message: str) -> Callable[[object, ToolCallRequest], str]:
+    """A handler with a bug: it raises `RuntimeError(message)` whatever it is given."""
+
+    def handler(failure: object, request: ToolCallRequest) -> str:
+        raise RuntimeError(message)
+
+    return handler
+
+
+class Sent:
+    """A model's closing step: it keeps the conversation it was sent, then answers "done"."""
+
+    def __init__(self) -> None:
+        self.conversation: list[BaseMessage] = []
+
+    def __call__(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        self.conversation = list(messages)
+        return AIMessage("done")
+
+    @property
+    def messages(self) -> list[ToolMessage]:
+        """The tool messages of the conversation, in order."""
+        return [m for m in self.conversation if isinstance(m, ToolMessage)]
+
+    def contents(self) -> dict[str | None, object]:
+        """What each tool message it was sent says, by call id."""
+        return {m.tool_call_id: m.content for m in self.messages}
+
+
 def call(name: str, call_id: str, **args: object) -> ToolCall:
     """A tool call as a model emits it."""
     return ToolCall(name=name, args=dict(args), id=call_id, type="tool_call")
@@ -91,6 +127,32 @@ def build_agent(
         model, tools=list(tools), middleware=list(middleware), checkpointer=checkpointer
     )
     return agent
+
+
+def agent_of(
+    tools: Sequence[BaseTool],
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]],
+    script: Sequence[ScriptStep | Repeat],
+    checkpointer: BaseCheckpointSaver[str] | None = None,
+) -> Agent:
+    """An agent whose scripted model plays `script`, one step a model call."""
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=list(script)),
+        tools=list(tools),
+        middleware=list(middleware),
+        checkpointer=checkpointer,
+    )
+    return agent
+
+
+def reporting(
+    told: list[ToolFailure], budget: ErrorBudget | None = None
+) -> ToolErrorMiddleware[str, Exception, SyncCapable]:
+    """Our middleware answering with `report_type_only`: it keeps the record, tells every
+    failure to `told`, and counts against `budget`."""
+    return ToolErrorMiddleware(
+        report_type_only, budget=budget, record_failures=True, listeners=[told.append]
+    )
 
 
 def run(
@@ -153,6 +215,22 @@ def direct_request(tool: BaseTool | None, tool_call: ToolCall) -> ToolCallReques
         store=None,
     )
     return ToolCallRequest(tool_call=tool_call, tool=tool, state={}, runtime=runtime)
+
+
+def runtime_of(
+    request: ToolCallRequest, call_id: str, store: object, context: object
+) -> ToolRuntime[Any, Any]:
+    """The tool runtime a handler is given with the request, checked to be the run's: the
+    call's id, the agent's store, the context the run was given, a stream writer."""
+    # ToolCallRequest leaves its runtime's type parameters unset, which pyright strict
+    # reports on the attribute itself: read through `Any`, then typed.
+    untyped: Any = request
+    tool_runtime: ToolRuntime[Any, Any] = untyped.runtime
+    assert tool_runtime.tool_call_id == call_id
+    assert tool_runtime.store is store
+    assert tool_runtime.context is context  # what the run was given, for a handler to read
+    assert callable(tool_runtime.stream_writer)
+    return tool_runtime
 
 
 class Ready:

@@ -9,7 +9,7 @@ it has answered instead, so its script plays in order whatever the conversation 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 # create_agent's `checkpointer` parameter leaves langgraph's saver type unset, which pyright
 # strict reports as a partially unknown import (see tests/_agents.py).
@@ -63,6 +63,19 @@ def agent_of(
         plan.model(), tools=list(tools), middleware=list(middleware), checkpointer=checkpointer
     )
     return built
+
+
+Order = Literal["theirs outside", "ours outside"]
+ORDERS: tuple[Order, ...] = ("theirs outside", "ours outside")
+"""Where another package's middleware is listed: before ours (outside it), or after."""
+
+
+def stacked(
+    order: str, theirs: AgentMiddleware[Any, Any, Any], ours: AgentMiddleware[Any, Any, Any]
+) -> list[AgentMiddleware[Any, Any, Any]]:
+    """The two middleware as the agent lists them, outermost first: ours first where `order`
+    says so ("ours outside", "ours first"), else theirs."""
+    return [ours, theirs] if order.startswith("ours") else [theirs, ours]
 
 
 def message_rows(messages: Sequence[ToolMessage]) -> list[tuple[str, str, str]]:

@@ -29,6 +29,12 @@ class Recorded:
         """The body, parsed as JSON."""
         return json.loads(self.body)
 
+    def asks_to_stream(self) -> bool:
+        """Whether the JSON body asks for the streamed answer (`"stream": true`, as the
+        OpenAI, Anthropic and Ollama APIs spell it)."""
+        body: dict[str, Any] = self.json()
+        return body.get("stream") is True
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -55,6 +61,9 @@ class Reply:
         chunks = [(json.dumps(line) + "\n").encode() for line in lines]
         return cls(chunks, headers={"content-type": "application/x-ndjson"})
 
+
+FINAL_ANSWER = "record 7 could not be read"
+"""What each provider's script answers once it is sent a tool result."""
 
 Respond = Callable[[Recorded], Reply]
 """The test's script: the reply to a request (it may look at what was recorded so far)."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -25,6 +24,8 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
+
+from tests._processes import free_port
 
 INSTALL = (
     "apt-get install -y postgresql  # Debian's PostgreSQL 15, then: "
@@ -58,13 +59,6 @@ def require_postgres(environ: Mapping[str, str] = os.environ) -> Path:
             raise RuntimeError(f"{message} (CI is set, so the PostgreSQL tests must run)")
         pytest.skip(message)
     return binaries
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -129,7 +123,7 @@ def started_postgres() -> Iterator[Postgres]:
     directory = Path(tempfile.mkdtemp(prefix="lte-postgres-"))
     if as_postgres:
         shutil.chown(directory, "postgres", "postgres")
-    server = Postgres(binaries, directory, _free_port(), as_postgres)
+    server = Postgres(binaries, directory, free_port(), as_postgres)
     server.run(
         "initdb",
         "-D",

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,21 +23,11 @@ from typing import Any, cast
 import pytest
 from langgraph_sdk import get_client
 
-from tests._processes import ROOT
+from tests._processes import ROOT, free_port, stop_group, wait_for_ok
 from tests.conftest import FIGURES
 
 SERVER_DIR = ROOT / "tests" / "server"
 LOOPBACK = "127.0.0.1,localhost"
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-"""Reaches the server directly, whatever proxy this machine configures."""
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -82,32 +69,7 @@ class Server:
 
     def stop(self) -> None:
         """End the server's whole process group; fail if any process of it is left."""
-        group = self.process.pid  # the leader of its own session and group
-        for sig, grace in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
-            try:
-                os.killpg(group, sig)
-            except ProcessLookupError:
-                break
-            deadline = time.monotonic() + grace
-            # Reap the leader as it exits: an unreaped leader is a zombie, and a group with a
-            # zombie still answers `killpg(group, 0)`, so the wait would last the whole grace.
-            while time.monotonic() < deadline:
-                self.process.poll()
-                if not _group_alive(group):
-                    break
-                time.sleep(0.1)
-            if not _group_alive(group):
-                break
-        self.process.wait(timeout=5)
-        assert not _group_alive(group), f"processes of group {group} outlived the server"
-
-
-def _group_alive(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    return True
+        stop_group(self.process)
 
 
 def serve_for_tests(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
@@ -161,20 +123,8 @@ def start(directory: Path) -> Server:
             start_new_session=True,
         )  # fmt: skip
     server = Server(process, f"http://127.0.0.1:{port}", log, handler_log, proxy)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            msg = f"langgraph dev exited with {process.returncode}:\n{log.read_text()[-4000:]}"
-            raise RuntimeError(msg)
-        try:
-            with _DIRECT.open(f"{server.url}/ok", timeout=2) as answer:
-                if answer.status == 200:
-                    return server
-        except OSError:
-            time.sleep(0.25)
-    server.stop()
-    msg = f"langgraph dev did not answer /ok within 90 s:\n{log.read_text()[-4000:]}"
-    raise RuntimeError(msg)
+    wait_for_ok(process, server.url, log, timeout=90)
+    return server
 
 
 Json = dict[str, Any]

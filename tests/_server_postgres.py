@@ -31,7 +31,6 @@ import subprocess
 import sys
 import time
 import tomllib
-import urllib.request
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +38,8 @@ from typing import Any, cast
 
 import pytest
 
-from tests._processes import ROOT
-from tests._server import LOOPBACK, Api, Json, Recorder, free_port
+from tests._processes import ROOT, free_port, stop_group, wait_for_ok
+from tests._server import LOOPBACK, Api, Json, Recorder
 
 LANGHOST = "0.11.1.post1"
 """The `langhost` release the tests serve with (it pulls langgraph-runtime-pg of that version)."""
@@ -51,8 +50,6 @@ INSTALL = (
     f"pip install langhost=={LANGHOST}  (the test builds its own venv under ~/.cache)"
 )
 """What these tests need, named in the skip reason."""
-
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class Unavailable(Exception):
@@ -145,34 +142,6 @@ def langhost_venv() -> Path:
     return target
 
 
-def stop_group(process: subprocess.Popen[bytes]) -> None:
-    """End a child's whole process group (TERM, then KILL); fail if any process of it is left."""
-    group = process.pid  # the leader of its own session and group
-    for sig, grace in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(group, sig)
-        except ProcessLookupError:
-            break
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and _group_alive(group, process):
-            time.sleep(0.1)
-        if not _group_alive(group, process):
-            break
-    process.wait(timeout=5)
-    assert not _group_alive(group, process), f"processes of group {group} outlived their leader"
-
-
-def _group_alive(group: int, leader: subprocess.Popen[bytes]) -> bool:
-    """Whether any process of the group is left; the leader is reaped once it has exited
-    (an exited child not yet waited for is a zombie, still a member of its group)."""
-    leader.poll()
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def _spawn(
     command: list[str], cwd: Path, env: Mapping[str, str], log: Path
 ) -> subprocess.Popen[bytes]:
@@ -261,20 +230,8 @@ def start_langhost(
     ]  # fmt: skip
     process = _spawn(command, home, env, log)
     server = LangHost(name, process, f"http://127.0.0.1:{port}", log)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            output = log.read_text(encoding="utf-8", errors="replace")[-4000:]
-            raise RuntimeError(f"langhost {name} exited with {process.returncode}:\n{output}")
-        try:
-            with _DIRECT.open(f"{server.url}/ok", timeout=2) as answer:
-                if answer.status == 200:
-                    return server
-        except OSError:
-            time.sleep(0.25)
-    stop_group(process)
-    output = log.read_text(encoding="utf-8", errors="replace")[-4000:]
-    raise RuntimeError(f"langhost {name} did not answer /ok within {timeout} s:\n{output}")
+    wait_for_ok(process, server.url, log, timeout)
+    return server
 
 
 @contextlib.contextmanager

@@ -28,6 +28,10 @@ class Build:
     output: str
     seconds: float
 
+    def reference_pages(self) -> list[Path]:
+        """The pages of the API reference, in order."""
+        return sorted((self.site / "reference").glob("*.html"))
+
 
 def build(site: Path, config: Path | None = None) -> Build:
     """Build the site into `site` in strict mode (any warning fails the build)."""

@@ -66,6 +66,11 @@ class Checked:
     pyright: subprocess.CompletedProcess[str]
     where: str
 
+    def assert_clean(self) -> None:
+        """Both checkers passed every module; else fail with what each said, and where."""
+        assert self.mypy.returncode == 0, self.where + "\n" + self.mypy.stdout
+        assert self.pyright.returncode == 0, self.where + "\n" + self.pyright.stdout
+
 
 def _where(modules: Sequence[tuple[Path, Snippet]], output: str) -> str:
     origins = {path.name: snippet.origin for path, snippet in modules}

@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
-from tests._loopback import Recorded, Reply
+from tests._loopback import FINAL_ANSWER, Recorded, Reply
 
 ENDPOINT = "/v1/messages"
 """The path the client posts to, under the `base_url` `<loopback>`."""
@@ -29,7 +29,6 @@ ENDPOINT = "/v1/messages"
 MODEL = "claude-test"
 TOOL_USE_ID = "toolu_lookup_1"
 """The id of the model's one `tool_use` (the `tool_use_id` of its `tool_result`)."""
-FINAL_ANSWER = "record 7 could not be read"
 
 
 def script(args: Mapping[str, object]) -> Callable[[Recorded], Reply]:
@@ -49,12 +48,6 @@ def script(args: Mapping[str, object]) -> Callable[[Recorded], Reply]:
         return Reply.of_json(_message(block))
 
     return respond
-
-
-def streams(recorded: Recorded) -> bool:
-    """Whether a request asked for the streamed answer (`"stream": true`)."""
-    body: dict[str, Any] = recorded.json()
-    return body.get("stream") is True
 
 
 def tool_results(body: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ import binascii
 import json
 import struct
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from tests._loopback import Recorded, Reply, Respond
 
@@ -90,6 +90,19 @@ def script(args: Mapping[str, object] | None = None) -> Respond:
                 raise ValueError(f"no such operation on the loopback: {other}")
 
     return respond
+
+
+Api = Literal["converse", "invoke"]
+APIS: tuple[Api, ...] = ("converse", "invoke")
+"""`ChatBedrockConverse` on the Converse API, and `ChatBedrock` on InvokeModel."""
+
+
+def tool_result(api: Api, content: object) -> dict[str, object]:
+    """The result of the model's one call as each API spells it, with `content`: Converse's
+    `toolResult` keeps the error flag; InvokeModel's `tool_result` block has none."""
+    if api == "converse":
+        return {"toolUseId": CONVERSE_CALL_ID, "content": content, "status": "error"}
+    return {"type": "tool_result", "tool_use_id": INVOKE_CALL_ID, "content": content}
 
 
 def tool_results(body: Mapping[str, Any]) -> list[Any]:

@@ -12,7 +12,7 @@ A tool result comes back as a `functionResponse` part in a `user` turn of `conte
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tests._loopback import Recorded, Reply, Respond
@@ -57,6 +57,14 @@ def is_model_call(recorded: Recorded) -> bool:
 def streams(recorded: Recorded) -> bool:
     """Whether the request went to the streaming endpoint."""
     return recorded.path.endswith(STREAM)
+
+
+def sent_result(requests: Sequence[Recorded]) -> list[Any]:
+    """The parts of the tool-result turn in the model's second call (the first has none);
+    the requests' other calls, the image downloads, left out."""
+    first, second = [recorded for recorded in requests if is_model_call(recorded)]
+    assert not function_responses(first.json())
+    return tool_result_turn(second.json())
 
 
 def tool_result_turn(body: Mapping[str, Any]) -> list[Any]:

@@ -19,13 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from tests._loopback import Recorded, Reply
+from tests._loopback import FINAL_ANSWER, Recorded, Reply
 
 ENDPOINT = "/api/chat"
 """The path the client posts to, under the `base_url` `<loopback>`."""
 
 MODEL = "llama-test"
-FINAL_ANSWER = "record 7 could not be read"
 
 
 def script(args: Mapping[str, object]) -> Callable[[Recorded], Reply]:
@@ -35,7 +34,7 @@ def script(args: Mapping[str, object]) -> Callable[[Recorded], Reply]:
         if recorded.path != ENDPOINT:
             return Reply.of_json({"error": f"no route {recorded.path}"}, 404)
         body: dict[str, Any] = recorded.json()
-        if not streams(recorded):
+        if not recorded.asks_to_stream():
             return Reply.of_json({"error": "this script answers only `stream: true`"}, 400)
         if tool_results(body):
             message: dict[str, object] = {"role": "assistant", "content": FINAL_ANSWER}
@@ -55,12 +54,6 @@ def script(args: Mapping[str, object]) -> Callable[[Recorded], Reply]:
         )
 
     return respond
-
-
-def streams(recorded: Recorded) -> bool:
-    """Whether a request asked for the streamed answer (`"stream": true`)."""
-    body: dict[str, Any] = recorded.json()
-    return body.get("stream") is True
 
 
 def tool_results(body: Mapping[str, Any]) -> list[dict[str, Any]]:

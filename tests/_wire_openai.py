@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, cast
 
+from tests._loopback import FINAL_ANSWER as FINAL_ANSWER  # read from here by test_readme.py
 from tests._loopback import Recorded, Reply, Respond
 
 Api = Literal["chat_completions", "responses"]
@@ -29,7 +30,6 @@ ENDPOINTS: dict[Api, str] = {
 MODEL = "gpt-4o-mini"
 CALL_ID = "call_1"
 """The id of the model's one tool call: the `tool_call_id` / `call_id` of its result."""
-FINAL_ANSWER = "record 7 could not be read"
 
 
 def script(args: Mapping[str, object], tool: str = "lookup") -> Respond:

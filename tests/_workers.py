@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, LiteralString, Protocol, TypeAlias, cast
+from typing import Any, Literal, LiteralString, NoReturn, Protocol, TypeAlias, cast
 
 import psycopg
 
@@ -60,6 +60,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, StateSnapshot, interrupt
 from psycopg.rows import DictRow, dict_row
+from typing_extensions import TypedDict
 
 from langchain_tool_errors import (
     ErrorBudget,
@@ -538,10 +539,13 @@ class Queue:
                 return None
             time.sleep(0.05)
 
-    def end(self, run: Claimed, result: Json, status: str) -> None:
-        """Record a run's result: done, cancelled, or paused (pending its resume)."""
+    def end(self, run: Claimed, result: Json) -> None:
+        """Record a run's result, by its outcome: cancelled, paused (pending its resume), or
+        done."""
         with self._lock:
             self._current = None
+        outcome = result["outcome"]
+        status = outcome if outcome in ("cancelled", "paused") else "done"
         paused = status == "paused"
         rows = self._execute(
             "UPDATE runs SET status = %(status)s, result = %(result)s, leased_by = NULL, "
@@ -561,8 +565,14 @@ class Queue:
         if not rows:
             self.note(f"lost the lease of run {run.id} attempt {run.attempt}")
 
-    def release(self, run: Claimed) -> None:
-        """Give a run back at once, for another attempt (after a database error)."""
+    def cancel(self, run: Claimed) -> NoReturn:
+        """Record the run in hand as cancelled (the worker got SIGTERM), and exit at once."""
+        self.end(run, {"outcome": "cancelled"})
+        os._exit(0)
+
+    def release(self, run: Claimed, error: BaseException) -> None:
+        """Note a database error, and give the run back at once, for another attempt."""
+        self.note(f"run {run.id}: {type(error).__name__}: {error}")
         with self._lock:
             self._current = None
         self._execute(
@@ -622,7 +632,21 @@ def _pool_errors() -> tuple[type[BaseException], ...]:
     return (*_DB_ERRORS, PoolTimeout)
 
 
-_CONNECTION: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+class _PoolOptions(TypedDict, closed=True):
+    kwargs: dict[str, Any]
+    min_size: int
+    max_size: int
+    timeout: float
+
+
+_POOL: _PoolOptions = {
+    "kwargs": {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    "min_size": 1,
+    "max_size": 4,
+    "timeout": 10,
+}
+"""Both paths' pools: up to 4 connections, each in autocommit, with no prepared statements
+(which a restarted server forgets), reading rows as dicts."""
 
 
 def _check(connection: psycopg.Connection[DictRow]) -> None:
@@ -644,26 +668,17 @@ def work_sync(uri: str, queue: Queue, listener: Callable[[ToolFailure], None]) -
 
     signal.signal(signal.SIGTERM, cancel)
     errors = _pool_errors()
-    with ConnectionPool[psycopg.Connection[DictRow]](
-        uri,
-        kwargs=_CONNECTION,
-        min_size=1,
-        max_size=4,
-        timeout=10,
-        check=_check,
-    ) as pool:
+    with ConnectionPool[psycopg.Connection[DictRow]](uri, check=_check, **_POOL) as pool:
         agent = build_agent(PostgresSaver(pool), listener)
         while (run := queue.claim()) is not None:
             try:
                 result = drive_sync(agent, run.thread, run.text)
             except RunCancelled:
-                queue.end(run, {"outcome": "cancelled"}, "cancelled")
-                os._exit(0)
+                queue.cancel(run)
             except errors as error:
-                queue.note(f"run {run.id}: {type(error).__name__}: {error}")
-                queue.release(run)
-                continue
-            queue.end(run, result, "paused" if result["outcome"] == "paused" else "done")
+                queue.release(run, error)
+            else:
+                queue.end(run, result)
 
 
 async def work_async(uri: str, queue: Queue, listener: Callable[[ToolFailure], None]) -> None:
@@ -676,12 +691,7 @@ async def work_async(uri: str, queue: Queue, listener: Callable[[ToolFailure], N
         signal.SIGTERM, lambda: [task.cancel() for task in current]
     )
     async with AsyncConnectionPool[psycopg.AsyncConnection[DictRow]](
-        uri,
-        kwargs=_CONNECTION,
-        min_size=1,
-        max_size=4,
-        timeout=10,
-        check=_acheck,
+        uri, check=_acheck, **_POOL
     ) as pool:
         agent = build_agent(AsyncPostgresSaver(pool), listener)
         while (run := queue.claim()) is not None:
@@ -690,15 +700,13 @@ async def work_async(uri: str, queue: Queue, listener: Callable[[ToolFailure], N
             try:
                 result = await task
             except asyncio.CancelledError:
-                queue.end(run, {"outcome": "cancelled"}, "cancelled")
-                os._exit(0)
+                queue.cancel(run)
             except errors as error:
-                queue.note(f"run {run.id}: {type(error).__name__}: {error}")
-                queue.release(run)
-                continue
+                queue.release(run, error)
+            else:
+                queue.end(run, result)
             finally:
                 current.clear()
-            queue.end(run, result, "paused" if result["outcome"] == "paused" else "done")
 
 
 def main(argv: Sequence[str]) -> int:

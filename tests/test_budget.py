@@ -15,7 +15,11 @@ from typing import Annotated, Any, Literal, cast
 from unittest.mock import ANY
 
 import pytest
-from langchain.agents.middleware import ToolCallLimitMiddleware, ToolRetryMiddleware
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ToolCallLimitMiddleware,
+    ToolRetryMiddleware,
+)
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
@@ -32,17 +36,9 @@ from langchain_tool_errors import (
     ToolErrorMiddleware,
 )
 from langchain_tool_errors.handlers import report_type_only
-from tests._agents import (
-    PATHS,
-    Agent,
-    Path,
-    call,
-    direct_request,
-    echo_tool,
-    failing_tool,
-    run,
-)
+from tests._agents import Path, agent_of, call, direct_request, echo_tool, failing_tool, run
 from tests._processes import run_python
+from tests._refusals import Refusal, assert_refused
 from tests.conftest import FIGURES
 
 # The classes as code that skips the type checker sees them, for the runtime checks.
@@ -63,22 +59,11 @@ def calling(plan: Callable[[int], Sequence[str]], turns: int) -> list[Any]:
     return [step(turn) for turn in range(turns)] + [AIMessage("I give up on that tool.")]
 
 
-def agent_with(
-    tools: Sequence[BaseTool],
-    middleware: Sequence[Any],
-    script: list[Any],
-    checkpointer: InMemorySaver | None = None,
-) -> Agent:
-    # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
-    from langchain_tool_errors.testing import ScriptedChatModel
-
-    model = ScriptedChatModel(script=script)
-    built: Agent = create_agent(
-        model, tools=list(tools), middleware=list(middleware), checkpointer=checkpointer
-    )
-    return built
+def telling(*, per_tool: int | None = None, per_run: int | None = None) -> ErrorBudget:
+    """A "tell" budget: once it is spent, each call of the tool is answered
+    "`<tool>` is off (<count>)." and never runs."""
+    message = "`{tool}` is off ({count})."
+    return ErrorBudget(per_tool=per_tool, per_run=per_run, when_spent="tell", message=message)
 
 
 def errors(result: dict[str, Any]) -> list[str]:
@@ -110,9 +95,8 @@ def counted(name: str, runs: list[str], *errors: Exception) -> BaseTool:
     return StructuredTool.from_function(run_tool, name=name, description=f"{name} (fails)")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_without_a_budget_the_model_loops_on_a_broken_tool(path: Path) -> None:
-    agent = agent_with(
+    agent = agent_of(
         [BROKEN], [ToolErrorMiddleware(report_type_only)], calling(lambda t: ["weather"], 12)
     )
 
@@ -121,11 +105,10 @@ def test_without_a_budget_the_model_loops_on_a_broken_tool(path: Path) -> None:
     assert len(errors(result)) == 12  # every call handed back; only the script ended it
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_stop_ends_the_run_after_the_limit_with_the_tools_last_exception(path: Path) -> None:
     error = LookupError("Atlantis")
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3))
-    agent = agent_with(
+    agent = agent_of(
         [failing_tool("weather", error)], [middleware], calling(lambda t: ["weather"], 12)
     )
 
@@ -148,14 +131,11 @@ def _needs_a_record_id(name: str) -> BaseTool:
     return StructuredTool.from_function(lookup, name=name, description="Look a record up.")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_budget_spent_by_invalid_arguments_names_that_kind_and_chains_nothing(
     path: Path,
 ) -> None:
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
-    agent = agent_with(
-        [_needs_a_record_id("lookup")], [middleware], calling(lambda t: ["lookup"], 4)
-    )
+    agent = agent_of([_needs_a_record_id("lookup")], [middleware], calling(lambda t: ["lookup"], 4))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -174,36 +154,28 @@ def test_a_budget_spent_by_invalid_arguments_names_that_kind_and_chains_nothing(
     assert "exception" not in message
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_tell_answers_once_then_never_runs_the_tool_again_in_the_run(path: Path) -> None:
     runs: list[str] = []
     tool = counted("weather", runs)
-    budget = ErrorBudget(per_tool=2, when_spent="tell", message="`{tool}` is off ({count}).")
+    budget = telling(per_tool=2)
     middleware = ToolErrorMiddleware(report_type_only, budget=budget)
-    agent = agent_with([tool], [middleware], calling(lambda t: ["weather"], 6))
+    agent = agent_of([tool], [middleware], calling(lambda t: ["weather"], 6))
 
     result = run(agent, path)
 
-    assert errors(result) == [
-        "Tool `weather` failed with LookupError.",
-        "Tool `weather` failed with LookupError.",
-        "`weather` is off (3).",
-        "`weather` is off (3).",
-        "`weather` is off (3).",
-        "`weather` is off (3).",
-    ]
+    failed, closed = "Tool `weather` failed with LookupError.", "`weather` is off (3)."
+    assert errors(result) == [failed] * 2 + [closed] * 4
     assert len(runs) == 3  # the tool ran until the budget was spent, never after
     assert result["messages"][-1].content == "I give up on that tool."
     answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
     assert {(m.status, m.name) for m in answers} == {("error", "weather")}
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_budgets_per_tool_are_independent_and_successes_are_free(path: Path) -> None:
     tools = [failing_tool("a", KeyError("a")), failing_tool("b", KeyError("b")), echo_tool()]
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))
     plan = ["echo", "a", "echo", "b", "echo", "a", "echo", "b", "echo", "a"]
-    agent = agent_with(tools, [middleware], calling(lambda t: [plan[t]], len(plan)))
+    agent = agent_of(tools, [middleware], calling(lambda t: [plan[t]], len(plan)))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -211,12 +183,11 @@ def test_budgets_per_tool_are_independent_and_successes_are_free(path: Path) -> 
     assert (raised.value.tool, raised.value.count) == ("a", 3)  # b's two failures not counted
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_run_budget_counts_every_tool_together(path: Path) -> None:
     runs: list[str] = []
     tools = [counted("a", runs), counted("b", runs)]
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=3))
-    agent = agent_with(tools, [middleware], calling(lambda t: ["ab"[t % 2]], 8))
+    agent = agent_of(tools, [middleware], calling(lambda t: ["ab"[t % 2]], 8))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -225,11 +196,10 @@ def test_a_run_budget_counts_every_tool_together(path: Path) -> None:
     assert runs == ["a", "b", "a", "b"]  # the fourth failure, not a later one, stopped it
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_run_budget_of_one_stops_at_the_second_failure(path: Path) -> None:
     runs: list[str] = []
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=1))
-    agent = agent_with([counted("a", runs)], [middleware], calling(lambda t: ["a"], 5))
+    agent = agent_of([counted("a", runs)], [middleware], calling(lambda t: ["a"], 5))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -237,13 +207,12 @@ def test_a_run_budget_of_one_stops_at_the_second_failure(path: Path) -> None:
     assert (raised.value.count, runs) == (2, ["a", "a"])
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_fifty_parallel_failures_in_one_step_all_count(path: Path) -> None:
     # Calls within one step all see the count from before the step, so all 50 are handled;
     # the next failure finds all 50 counted.
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=50))
     script = calling(lambda t: ["weather"] * 50 if t == 0 else ["weather"], 2)
-    agent = agent_with([BROKEN], [middleware], script)
+    agent = agent_of([BROKEN], [middleware], script)
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -252,16 +221,15 @@ def test_fifty_parallel_failures_in_one_step_all_count(path: Path) -> None:
     FIGURES.append(f"budget ({path}): 50 parallel failures in one step, 50 increments kept")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_tell_closes_a_tool_from_the_reply_after_the_failure_over_the_limit(path: Path) -> None:
     # per_tool=2. Step 1: three parallel failures, each checked against 0: all handled.
     # Step 2: two parallel calls run (the tool is not closed yet), each fails over the
     # limit and is answered with the final message. Step 3: answered without running.
     runs: list[str] = []
     tool = counted("weather", runs)
-    budget = ErrorBudget(per_tool=2, when_spent="tell", message="`{tool}` is off ({count}).")
+    budget = telling(per_tool=2)
     sizes = [3, 2, 1]
-    agent = agent_with(
+    agent = agent_of(
         [tool],
         [ToolErrorMiddleware(report_type_only, budget=budget)],
         calling(lambda t: ["weather"] * sizes[t], len(sizes)),
@@ -276,12 +244,11 @@ def test_tell_closes_a_tool_from_the_reply_after_the_failure_over_the_limit(path
     assert len(runs) == 5
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_tell_says_once_for_one_failure_in_the_default_message(path: Path) -> None:
     # per_run=1: `lookup` fails first (the run's count is 1), then `weather` fails once,
     # which spends the budget and closes `weather` after one failure of its own.
     budget = ErrorBudget(per_run=1, when_spent="tell")
-    agent = agent_with(
+    agent = agent_of(
         [counted("lookup", []), counted("weather", [])],
         [ToolErrorMiddleware(report_type_only, budget=budget)],
         calling(lambda t: [["lookup"], ["weather"], ["weather"]][t], 3),
@@ -294,7 +261,6 @@ def test_tell_says_once_for_one_failure_in_the_default_message(path: Path) -> No
     assert "failed once in this run" in closed
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_new_run_on_the_same_thread_starts_from_zero(path: Path) -> None:
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))
     turns = [
@@ -303,7 +269,7 @@ def test_a_new_run_on_the_same_thread_starts_from_zero(path: Path) -> None:
         *calling(lambda t: ["weather"], 2)[:2],
         AIMessage("second answer"),
     ]
-    agent = agent_with([BROKEN], [middleware], turns, checkpointer=InMemorySaver())
+    agent = agent_of([BROKEN], [middleware], turns, checkpointer=InMemorySaver())
     config: RunnableConfig = {"configurable": {"thread_id": "same"}}
 
     first = run(agent, path, {"messages": [HumanMessage("weather?")]}, config)
@@ -313,7 +279,6 @@ def test_a_new_run_on_the_same_thread_starts_from_zero(path: Path) -> None:
     assert second["messages"][-1].content == "second answer"  # 2 more failures, not 4
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_interrupt_is_never_counted_and_the_count_survives_the_resume(path: Path) -> None:
     def approve(action: str = "") -> str:
         answer = interrupt({"approve": action})
@@ -322,7 +287,7 @@ def test_an_interrupt_is_never_counted_and_the_count_survives_the_resume(path: P
     approve_tool = StructuredTool.from_function(approve, name="approve", description="asks")
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
     plan = ["weather", "approve", "weather"]
-    agent = agent_with(
+    agent = agent_of(
         [BROKEN, approve_tool],
         [middleware],
         calling(lambda t: [plan[t]], 3),
@@ -340,7 +305,6 @@ def test_an_interrupt_is_never_counted_and_the_count_survives_the_resume(path: P
     assert (raised.value.tool, raised.value.count) == ("weather", 2)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_retries_inside_count_as_one_failure(path: Path) -> None:
     attempts: list[int] = []
 
@@ -353,7 +317,7 @@ def test_retries_inside_count_as_one_failure(path: Path) -> None:
         ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2)),
         ToolRetryMiddleware(max_retries=2, initial_delay=0, jitter=False, on_failure="error"),
     ]
-    agent = agent_with([tool], middleware, calling(lambda t: ["weather"], 5))
+    agent = agent_of([tool], middleware, calling(lambda t: ["weather"], 5))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -362,14 +326,13 @@ def test_retries_inside_count_as_one_failure(path: Path) -> None:
     assert len(attempts) == 9
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_budget_counts_the_calls_a_tool_call_limit_blocks(path: Path) -> None:
     runs: list[str] = []
-    middleware = [
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [
         ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=5)),
         ToolCallLimitMiddleware(run_limit=3, exit_behavior="continue"),
     ]
-    agent = agent_with([counted("weather", runs)], middleware, calling(lambda t: ["weather"], 6))
+    agent = agent_of([counted("weather", runs)], middleware, calling(lambda t: ["weather"], 6))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -384,7 +347,6 @@ def explain_outage(exc: ConnectionError, request: ToolCallRequest) -> str:
     return f"`{request.tool_call['name']}` is unreachable; try again later."
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_route_budget_counts_only_the_failures_its_route_handles(path: Path) -> None:
     # Outages have a budget of 2 per tool; other failures none. The tool alternates
     # KeyError and ConnectionError, so its third outage (its sixth failure) stops the run.
@@ -394,7 +356,7 @@ def test_a_route_budget_counts_only_the_failures_its_route_handles(path: Path) -
         Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=2)),
         Route(Exception, report_type_only),
     ]
-    agent = agent_with(
+    agent = agent_of(
         [tool], [ToolErrorMiddleware.from_routes(routes)], calling(lambda t: ["lookup"], 9)
     )
 
@@ -407,14 +369,13 @@ def test_a_route_budget_counts_only_the_failures_its_route_handles(path: Path) -
     assert spent.__cause__ is error
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_routes_without_a_budget_loop_freely_beside_one_with(path: Path) -> None:
     tools = [failing_tool("lookup", KeyError("id")), failing_tool("fetch", ConnectionError("down"))]
     routes = [
         Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=1, when_spent="tell")),
         Route(Exception, report_type_only),
     ]
-    agent = agent_with(
+    agent = agent_of(
         tools, [ToolErrorMiddleware.from_routes(routes)], calling(lambda t: ["lookup", "fetch"], 4)
     )
 
@@ -427,7 +388,6 @@ def test_routes_without_a_budget_loop_freely_beside_one_with(path: Path) -> None
     assert len(closed) == 3  # told once, then answered without running, twice
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_route_budget_and_the_middleware_budget_both_count(path: Path) -> None:
     # The middleware allows 3 failures in the run, whatever their route; the outage route
     # allows 5 of its own. Failures of both routes spend the middleware's budget first.
@@ -437,7 +397,7 @@ def test_a_route_budget_and_the_middleware_budget_both_count(path: Path) -> None
         Route(Exception, report_type_only),
     ]
     middleware = ToolErrorMiddleware.from_routes(routes, budget=ErrorBudget(per_run=3))
-    agent = agent_with([tool], [middleware], calling(lambda t: ["lookup"], 9))
+    agent = agent_of([tool], [middleware], calling(lambda t: ["lookup"], 9))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -446,12 +406,11 @@ def test_a_route_budget_and_the_middleware_budget_both_count(path: Path) -> None
     assert (spent.count, spent.limit, spent.scope, spent.route) == (4, 3, "run", None)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_first_budget_spent_decides_even_when_it_is_the_routes(path: Path) -> None:
     tool = failing_tool("lookup", ConnectionError("down"))
     routes = [Route(ConnectionError, explain_outage, budget=ErrorBudget(per_run=2))]
     middleware = ToolErrorMiddleware.from_routes(routes, budget=ErrorBudget(per_tool=10))
-    agent = agent_with([tool], [middleware], calling(lambda t: ["lookup"], 9))
+    agent = agent_of([tool], [middleware], calling(lambda t: ["lookup"], 9))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -460,7 +419,6 @@ def test_the_first_budget_spent_decides_even_when_it_is_the_routes(path: Path) -
     assert (spent.count, spent.limit, spent.scope, spent.route) == (3, 2, "run", 0)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_each_route_keeps_its_own_count_for_the_same_tool(path: Path) -> None:
     # Two routes, each with a budget of 2, for two kinds of failure of one tool: four
     # failures are handled (two of each), the fifth (a third KeyError) stops the run.
@@ -469,7 +427,7 @@ def test_each_route_keeps_its_own_count_for_the_same_tool(path: Path) -> None:
         Route(ConnectionError, explain_outage, budget=ErrorBudget(per_tool=2)),
         Route(KeyError, report_type_only, budget=ErrorBudget(per_tool=2)),
     ]
-    agent = agent_with(
+    agent = agent_of(
         [tool], [ToolErrorMiddleware.from_routes(routes)], calling(lambda t: ["lookup"], 9)
     )
 
@@ -500,7 +458,7 @@ def test_only_budgeted_routes_add_the_budget_hooks() -> None:
     )
 
     nodes = [
-        set(cast("Any", agent_with([BROKEN], [m], [])).get_graph().nodes)
+        set(cast("Any", agent_of([BROKEN], [m], [])).get_graph().nodes)
         for m in (plain, counted, exceptions_only, telling)
     ]
 
@@ -516,14 +474,13 @@ def test_only_budgeted_routes_add_the_budget_hooks() -> None:
         assert "ToolErrorMiddleware.after_model" not in hooks
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_run_budget_told_closes_a_tool_on_its_first_failure(path: Path) -> None:
     # per_run=2: a fails twice; b's first failure is the third of the run, so b is closed
     # with a count of its own failures, 1.
     runs: list[str] = []
-    budget = ErrorBudget(per_run=2, when_spent="tell", message="`{tool}` is off ({count}).")
+    budget = telling(per_run=2)
     plan = ["a", "a", "b", "b"]
-    agent = agent_with(
+    agent = agent_of(
         [counted("a", runs), counted("b", runs)],
         [ToolErrorMiddleware(report_type_only, budget=budget)],
         calling(lambda t: [plan[t]], len(plan)),
@@ -535,7 +492,6 @@ def test_a_run_budget_told_closes_a_tool_on_its_first_failure(path: Path) -> Non
     assert runs == ["a", "a", "b"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_failure_a_route_budget_closes_still_counts_for_the_middleware(path: Path) -> None:
     # fetch's outages: route budget of 1, told. Every failure, that one included, counts
     # for the middleware's per_run=3, so lookup's second failure is the fourth: stopped.
@@ -547,7 +503,7 @@ def test_a_failure_a_route_budget_closes_still_counts_for_the_middleware(path: P
     ]
     middleware = ToolErrorMiddleware.from_routes(routes, budget=ErrorBudget(per_run=3))
     plan = ["fetch", "fetch", "lookup", "lookup", "lookup"]
-    agent = agent_with(tools, [middleware], calling(lambda t: [plan[t]], len(plan)))
+    agent = agent_of(tools, [middleware], calling(lambda t: [plan[t]], len(plan)))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -556,7 +512,6 @@ def test_a_failure_a_route_budget_closes_still_counts_for_the_middleware(path: P
     assert runs == ["fetch", "fetch", "lookup", "lookup"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_two_budgeted_middleware_in_one_agent_keep_their_own_counts(path: Path) -> None:
     # Each middleware handles one tool with per_run=2; a shared count would stop the run
     # at the third failure of the two together.
@@ -570,7 +525,7 @@ def test_two_budgeted_middleware_in_one_agent_keep_their_own_counts(path: Path) 
         ),
     ]
     plan = ["a", "b", "a", "b", "a"]
-    agent = agent_with(
+    agent = agent_of(
         [counted("a", runs), counted("b", runs)], middleware, calling(lambda t: [plan[t]], 5)
     )
 
@@ -754,7 +709,6 @@ DECLINING: dict[str, Callable[[ErrorBudget], ToolErrorMiddleware]] = {
 
 @pytest.mark.parametrize("when_spent", ["stop", "tell"])
 @pytest.mark.parametrize("declining", DECLINING)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_handler_that_declines_propagates_the_same_exception_once_the_budget_is_used(
     path: Path, declining: str, when_spent: Literal["stop", "tell"]
 ) -> None:
@@ -764,7 +718,7 @@ def test_a_handler_that_declines_propagates_the_same_exception_once_the_budget_i
     runs: list[str] = []
     tool = counted("svc", runs, ConnectionError("down"), declined)
     middleware = DECLINING[declining](ErrorBudget(per_tool=1, per_run=1, when_spent=when_spent))
-    agent = agent_with([tool], [middleware], calling(lambda t: ["svc"], 4))
+    agent = agent_of([tool], [middleware], calling(lambda t: ["svc"], 4))
 
     with pytest.raises(ValueError, match="bad input") as raised:
         run(agent, path)
@@ -777,7 +731,6 @@ def catches_value_errors(exc: ValueError, request: ToolCallRequest) -> str:
     return "outer"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_declined_failure_counts_nothing_and_stops_nothing(path: Path) -> None:
     # An outer middleware answers what the budgeted one declines. Failures: handled (1),
     # handled (2: the budget is used), declined, declined, handled (3: over, the stop).
@@ -787,7 +740,7 @@ def test_a_declined_failure_counts_nothing_and_stops_nothing(path: Path) -> None
     outer = ToolErrorMiddleware(catches_value_errors, exceptions=ValueError, name="outer")
     inner = ToolErrorMiddleware(declines_value_errors, budget=ErrorBudget(per_tool=2))
     tool = counted("svc", runs, *raised_in_turn, last)
-    agent = agent_with([tool], [outer, inner], calling(lambda t: ["svc"], 9))
+    agent = agent_of([tool], [outer, inner], calling(lambda t: ["svc"], 9))
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -797,32 +750,24 @@ def test_a_declined_failure_counts_nothing_and_stops_nothing(path: Path) -> None
     assert len(runs) == 5
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_declined_failure_closes_nothing(path: Path) -> None:
     # As above under "tell": the declined failures reach the outer middleware and the
     # tool stays open until the third handled failure.
     raised_in_turn = (ConnectionError("1"), ConnectionError("2"), ValueError("a"), ValueError("b"))
     runs: list[str] = []
     outer = ToolErrorMiddleware(catches_value_errors, exceptions=ValueError, name="outer")
-    budget = ErrorBudget(per_tool=2, when_spent="tell", message="`{tool}` is off ({count}).")
+    budget = telling(per_tool=2)
     inner = ToolErrorMiddleware(declines_value_errors, budget=budget)
     tool = counted("svc", runs, *raised_in_turn, ConnectionError("3"))
-    agent = agent_with([tool], [outer, inner], calling(lambda t: ["svc"], 6))
+    agent = agent_of([tool], [outer, inner], calling(lambda t: ["svc"], 6))
 
     result = run(agent, path)
 
-    assert errors(result) == [
-        "Try again.",
-        "Try again.",
-        "outer",
-        "outer",
-        "`svc` is off (3).",
-        "`svc` is off (3).",
-    ]
+    assert errors(result) == ["Try again."] * 2 + ["outer"] * 2 + ["`svc` is off (3)."] * 2
     assert len(runs) == 5
 
 
-BAD_BUDGETS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
+BAD_BUDGETS: dict[str, Refusal] = {
     "zero": (lambda: Untyped(per_tool=0), ValueError, "at least 1"),
     "negative": (lambda: Untyped(per_run=-2), ValueError, "at least 1"),
     "a float": (lambda: Untyped(per_tool=2.5), TypeError, "`per_tool` must be a positive int"),
@@ -861,15 +806,12 @@ BAD_BUDGETS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
 
 @pytest.mark.parametrize("case", BAD_BUDGETS)
 def test_a_wrong_budget_fails_at_construction(case: str) -> None:
-    build, error, words = BAD_BUDGETS[case]
-
-    with pytest.raises(error, match=re.escape(words)):
-        build()
+    assert_refused(BAD_BUDGETS[case])
 
 
 def test_without_a_budget_the_agent_graph_is_unchanged() -> None:
-    plain = agent_with([BROKEN], [ToolErrorMiddleware(report_type_only)], [])
-    budgeted = agent_with(
+    plain = agent_of([BROKEN], [ToolErrorMiddleware(report_type_only)], [])
+    budgeted = agent_of(
         [BROKEN], [ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))], []
     )
 
@@ -882,14 +824,14 @@ def test_without_a_budget_the_agent_graph_is_unchanged() -> None:
 def test_create_agent_sets_the_recursion_limit_a_looping_model_would_reach() -> None:
     # Nothing in langchain stops a model that keeps calling a broken tool before this
     # limit, which the guide names: an upstream change to it shows here.
-    graph: Any = agent_with([], [], [])
+    graph: Any = agent_of([], [], [])
 
     assert graph.config["recursion_limit"] == 9999
 
 
 def test_without_a_budget_the_agent_state_and_graph_are_langchains_own() -> None:
     # Compared with an agent without middleware, not with langchain's key names.
-    bare: Any = agent_with([BROKEN], [], [])
+    bare: Any = agent_of([BROKEN], [], [])
     without_budget = [
         ToolErrorMiddleware(report_type_only),
         ToolErrorMiddleware.from_routes(
@@ -898,7 +840,7 @@ def test_without_a_budget_the_agent_state_and_graph_are_langchains_own() -> None
     ]
 
     for middleware in without_budget:
-        graph: Any = agent_with([BROKEN], [middleware], [])
+        graph: Any = agent_of([BROKEN], [middleware], [])
         assert set(graph.channels) == set(bare.channels)  # the state keys, and nothing else
         assert set(graph.get_graph().nodes) == set(bare.get_graph().nodes)
 
@@ -919,7 +861,6 @@ NOT_A_CLOSED_TOOL: dict[str, tuple[str, dict[str, int]]] = {
 
 
 @pytest.mark.parametrize("case", NOT_A_CLOSED_TOOL)
-@pytest.mark.parametrize("path", PATHS)
 def test_only_a_call_to_a_closed_tool_is_answered_without_running(case: str, path: Path) -> None:
     middleware: Any = ToolErrorMiddleware(
         report_type_only, budget=ErrorBudget(per_tool=1, when_spent="tell")
@@ -959,7 +900,6 @@ def noting_tool() -> BaseTool:
     return StructuredTool.from_function(note)
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     "budget",
     [
@@ -976,7 +916,7 @@ def test_a_tool_that_answers_with_a_command_passes_through_a_budget(
         AIMessage("", tool_calls=[call("note", f"c{n}", text=text)])
         for n, text in enumerate(["fail", "milk", "fail"])
     ]
-    agent = agent_with([noting_tool()], [middleware], [*script, AIMessage("done")])
+    agent = agent_of([noting_tool()], [middleware], [*script, AIMessage("done")])
 
     result = run(agent, path)
 
@@ -990,9 +930,9 @@ def test_an_async_only_middleware_with_a_tell_budget_answers_the_closed_tool() -
     # The looking classes have async-only twins: the closed tool's calls are still
     # answered before they run.
     runs: list[str] = []
-    budget = ErrorBudget(per_tool=1, when_spent="tell", message="`{tool}` is off ({count}).")
+    budget = telling(per_tool=1)
     middleware = ToolErrorMiddleware(aon_error=_aexplain, budget=budget)
-    agent = agent_with([counted("weather", runs)], [middleware], calling(lambda t: ["weather"], 4))
+    agent = agent_of([counted("weather", runs)], [middleware], calling(lambda t: ["weather"], 4))
 
     result = run(agent, "async")
 
@@ -1010,7 +950,7 @@ def test_an_async_only_middleware_with_an_interrupt_budget_pauses_before_the_hel
     middleware = ToolErrorMiddleware(
         aon_error=_aexplain, budget=ErrorBudget(per_tool=1, when_spent="interrupt")
     )
-    agent = agent_with(
+    agent = agent_of(
         [counted("weather", runs)],
         [middleware],
         calling(lambda t: ["weather"], 4),
@@ -1024,7 +964,6 @@ def test_an_async_only_middleware_with_an_interrupt_budget_pauses_before_the_hel
     assert (pause.value["tool"], pause.value["count"]) == ("weather", 2)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_middlewares_budget_counts_a_kind_a_routes_own_budget_leaves_out(path: Path) -> None:
     # The route's own budget counts only errors tools report; the middleware's counts every
     # kind, so the route's exceptions spend it at the second failure.
@@ -1034,7 +973,7 @@ def test_the_middlewares_budget_counts_a_kind_a_routes_own_budget_leaves_out(pat
     middleware = ToolErrorMiddleware.from_routes(
         [Route(LookupError, report_type_only, budget=own)], budget=ErrorBudget(per_tool=1)
     )
-    agent = agent_with([counted("weather", runs)], [middleware], calling(lambda t: ["weather"], 4))
+    agent = agent_of([counted("weather", runs)], [middleware], calling(lambda t: ["weather"], 4))
 
     with pytest.raises(ToolErrorBudgetExceeded) as spent:
         run(agent, path)
@@ -1042,12 +981,11 @@ def test_the_middlewares_budget_counts_a_kind_a_routes_own_budget_leaves_out(pat
     assert (spent.value.route, spent.value.count, len(runs)) == (None, 2, 2)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_malformed_call_of_a_closed_tool_is_told_the_count_the_tool_was_closed_at(
     path: Path,
 ) -> None:
     runs: list[str] = []
-    budget = ErrorBudget(per_tool=1, when_spent="tell", message="`{tool}` is off ({count}).")
+    budget = telling(per_tool=1)
     middleware = ToolErrorMiddleware(report_type_only, budget=budget)
     cut = {"name": "weather", "args": '{"query": "Os', "id": "cut", "error": None}
     script = [
@@ -1056,7 +994,7 @@ def test_a_malformed_call_of_a_closed_tool_is_told_the_count_the_tool_was_closed
         AIMessage("", invalid_tool_calls=[cut]),
         AIMessage("done"),
     ]
-    agent = agent_with([counted("weather", runs)], [middleware], script)
+    agent = agent_of([counted("weather", runs)], [middleware], script)
 
     result = run(agent, path)
 

@@ -37,16 +37,7 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
-from tests._agents import (
-    PATHS,
-    Agent,
-    Path,
-    call,
-    echo_tool,
-    failing_tool,
-    run,
-    tool_messages,
-)
+from tests._agents import Agent, Path, call, echo_tool, failing_tool, run, tool_messages
 from tests._postgres import Postgres
 from tests._processes import run_python
 
@@ -138,7 +129,6 @@ def resume(agent: Agent, path: Path, decision: BudgetDecision | object) -> dict[
     return run(agent, path, Command(resume=decision), CONFIG)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_run_pauses_before_the_spent_tool_runs_again(path: Path) -> None:
     runs: list[str] = []
     agent = agent_of(runs)
@@ -166,7 +156,6 @@ def test_the_run_pauses_before_the_spent_tool_runs_again(path: Path) -> None:
     assert tool_messages(result)["c-3"].text == FAILED  # the spending failure, as usual
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_go_on_runs_the_call_once_and_starts_the_tool_s_count_again(path: Path) -> None:
     runs: list[str] = []
     agent = agent_of(runs)
@@ -181,7 +170,6 @@ def test_go_on_runs_the_call_once_and_starts_the_tool_s_count_again(path: Path) 
     assert tool_messages(result)["c-4"].text == FAILED
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_answer_replaces_the_call_and_the_tool_stays_held(path: Path) -> None:
     runs: list[str] = []
     agent = agent_of(runs)
@@ -199,7 +187,6 @@ def test_an_answer_replaces_the_call_and_the_tool_stays_held(path: Path) -> None
     assert paused_with(result)["call_id"] == "c-5"  # the next call waits again
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_stop_ends_the_run_with_the_budget_s_error_and_answers_the_call(path: Path) -> None:
     runs: list[str] = []
     agent = agent_of(runs, calls=4)
@@ -239,7 +226,6 @@ def test_stop_ends_the_run_with_the_budget_s_error_and_answers_the_call(path: Pa
     assert after["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_resume_that_is_not_a_decision_is_refused_and_the_pause_stays(path: Path) -> None:
     runs: list[str] = []
     agent = agent_of(runs)
@@ -263,7 +249,6 @@ def test_a_resume_that_is_not_a_decision_is_refused_and_the_pause_stays(path: Pa
     assert tool_messages(result)["c-4"].text == "Sunny."
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_without_a_record_the_pause_lists_no_failures_and_says_the_rest(path: Path) -> None:
     # The payload's failures are the record's: without `record_failures=True` there is none.
     runs: list[str] = []
@@ -301,7 +286,6 @@ def test_the_pause_shows_clients_the_decisions_it_takes_as_json_schema() -> None
     assert members["AnswerDecision"]["required"] == ["type", "text"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_new_input_starts_with_no_tool_held(path: Path) -> None:
     runs: list[str] = []
     agent = agent_of(runs, calls=3, inputs=2)
@@ -345,7 +329,6 @@ def decided_elsewhere(database: str, runs: str, decision: str) -> None:
     assert resumed.stdout.strip() == DECIDED_ELSEWHERE[decision]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_go_on_after_a_per_run_budget_starts_the_run_s_count_again(path: Path) -> None:
     runs: list[str] = []
     budget = ErrorBudget(per_run=2, when_spent="interrupt")
@@ -359,7 +342,6 @@ def test_go_on_after_a_per_run_budget_starts_the_run_s_count_again(path: Path) -
     assert paused_with(result)["call_id"] == "c-7"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_parallel_calls_to_a_held_tool_each_wait_for_their_own_decision(path: Path) -> None:
     runs: list[str] = []
     budget = ErrorBudget(per_tool=1, when_spent="interrupt")
@@ -381,7 +363,6 @@ def test_parallel_calls_to_a_held_tool_each_wait_for_their_own_decision(path: Pa
     assert len(runs) == 2
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tool_held_by_malformed_calls_pauses_at_its_next_call(path: Path) -> None:
     runs: list[str] = []
     malformed: tuple[FailureKind, ...] = ("malformed_call",)
@@ -396,7 +377,6 @@ def test_a_tool_held_by_malformed_calls_pauses_at_its_next_call(path: Path) -> N
     assert runs == []  # the valid call waits for the person
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_route_s_own_interrupt_budget_holds_the_tool(path: Path) -> None:
     runs: list[str] = []
     middleware = ToolErrorMiddleware.from_routes(
@@ -449,7 +429,6 @@ ORDERS = ("limit first", "ours first")
 
 
 @pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_held_tool_a_limit_keeps_blocking_pauses_at_its_next_block(
     path: Path, order: str
 ) -> None:
@@ -466,7 +445,6 @@ def test_a_held_tool_a_limit_keeps_blocking_pauses_at_its_next_block(
 
 
 @pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_person_s_answer_takes_the_place_of_the_block_and_the_tool_stays_held(
     path: Path, order: str
 ) -> None:
@@ -487,7 +465,6 @@ def test_a_person_s_answer_takes_the_place_of_the_block_and_the_tool_stays_held(
 
 
 @pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_go_on_at_a_block_counts_the_tool_s_failures_from_zero(path: Path, order: str) -> None:
     agent = blocked_agent(order)
     run(agent, path, config=CONFIG)
@@ -506,7 +483,6 @@ def test_go_on_at_a_block_counts_the_tool_s_failures_from_zero(path: Path, order
 
 
 @pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_stop_at_a_block_ends_the_run_with_the_budget_s_error(path: Path, order: str) -> None:
     agent = blocked_agent(order)
     run(agent, path, config=CONFIG)
@@ -526,7 +502,6 @@ def test_stop_at_a_block_ends_the_run_with_the_budget_s_error(path: Path, order:
     )
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_held_tool_the_model_keeps_cutting_short_pauses_at_its_next_cut_call(
     path: Path,
 ) -> None:
@@ -563,7 +538,6 @@ def one_call(name: str, call_id: str) -> AIMessage:
     return AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_each_held_tool_pauses_with_its_own_failures_and_a_release_keeps_the_other(
     path: Path,
 ) -> None:
@@ -585,7 +559,6 @@ def test_each_held_tool_pauses_with_its_own_failures_and_a_release_keeps_the_oth
     assert [f["call_id"] for f in pause["failures"]] == ["t1", "t2"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_go_on_for_parallel_calls_of_one_held_tool_runs_each_once(path: Path) -> None:
     runs: list[str] = []
     script = [one_call("weather", "w1"), one_call("weather", "w2"), TWO_CITIES]
@@ -601,7 +574,6 @@ def test_go_on_for_parallel_calls_of_one_held_tool_runs_each_once(path: Path) ->
     assert result["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_two_go_ons_for_parallel_calls_each_start_the_count_again_in_call_order(
     path: Path,
 ) -> None:
@@ -620,7 +592,6 @@ def test_two_go_ons_for_parallel_calls_each_start_the_count_again_in_call_order(
     assert paused_with(result)["count"] == 2
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_answer_without_its_text_is_refused_before_it_is_kept(path: Path) -> None:
     runs: list[str] = []
     agent = agent_of(runs)
@@ -635,7 +606,6 @@ def test_an_answer_without_its_text_is_refused_before_it_is_kept(path: Path) -> 
     assert len(runs) == 3
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_blank_answer_pauses_again_saying_why_and_the_next_decision_is_taken(
     path: Path,
 ) -> None:
@@ -668,7 +638,6 @@ def test_a_blank_answer_pauses_again_saying_why_and_the_next_decision_is_taken(
         ({"type": "answer", "text": "Sunny.", "status": "error"}, "status"),
     ],
 )
-@pytest.mark.parametrize("path", PATHS)
 def test_a_decision_with_a_key_its_type_does_not_have_is_refused_before_it_is_kept(
     path: Path, decision: dict[str, str], extra: str
 ) -> None:
@@ -690,7 +659,6 @@ def test_a_decision_with_a_key_its_type_does_not_have_is_refused_before_it_is_ke
     assert len(runs) == 3
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_go_on_counts_the_released_call_s_failure_as_the_first(path: Path) -> None:
     runs: list[str] = []
     budget = ErrorBudget(per_tool=1, when_spent="interrupt")
@@ -704,7 +672,6 @@ def test_go_on_counts_the_released_call_s_failure_as_the_first(path: Path) -> No
     assert (paused_with(result)["call_id"], paused_with(result)["count"]) == ("c-5", 2)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_go_on_keeps_the_run_s_count_when_the_tool_s_limit_was_spent(path: Path) -> None:
     runs: list[str] = []
     budget = ErrorBudget(per_tool=2, per_run=3, when_spent="interrupt")
@@ -719,7 +686,6 @@ def test_go_on_keeps_the_run_s_count_when_the_tool_s_limit_was_spent(path: Path)
     assert (pause["call_id"], pause["scope"], pause["count"]) == ("c-5", "run", 4)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_released_call_that_succeeds_answers_and_the_tool_is_no_longer_held(
     path: Path,
 ) -> None:
@@ -745,7 +711,6 @@ def test_a_released_call_that_succeeds_answers_and_the_tool_is_no_longer_held(
     assert "__interrupt__" not in result
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_go_on_then_a_failure_the_budget_does_not_count_still_starts_the_count_again(
     path: Path,
 ) -> None:
@@ -767,7 +732,6 @@ def test_go_on_then_a_failure_the_budget_does_not_count_still_starts_the_count_a
     assert (paused_with(result)["call_id"], paused_with(result)["count"]) == ("c-3", 2)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_middleware_around_the_pausing_one_never_counts_the_person_s_decisions(
     path: Path,
 ) -> None:
@@ -802,7 +766,6 @@ def rewritten(failure: MalformedToolCall, request: ToolCallRequest) -> str:
     return f"Resend `{failure.tool}` with its arguments whole."
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_route_s_own_budget_stops_cut_short_calls_and_keeps_the_answers_before(
     path: Path,
 ) -> None:
@@ -830,7 +793,6 @@ def test_a_route_s_own_budget_stops_cut_short_calls_and_keeps_the_answers_before
     assert "stopped the run" in answers["m2"].text
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_after_go_on_a_cut_short_call_still_counts_in_its_route_s_own_budget(path: Path) -> None:
     # The person's "go on" starts the middleware's count of the tool again; the route's own
     # budget goes on counting, and the third cut-short call spends it.
@@ -855,7 +817,6 @@ def test_after_go_on_a_cut_short_call_still_counts_in_its_route_s_own_budget(pat
     assert (spent.value.route, spent.value.count, spent.value.tool) == (0, 3, "weather")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tell_budget_spent_by_cut_short_calls_records_them_as_told(path: Path) -> None:
     malformed: tuple[FailureKind, ...] = ("malformed_call",)
     middleware = ToolErrorMiddleware(
@@ -878,7 +839,6 @@ def test_a_tell_budget_spent_by_cut_short_calls_records_them_as_told(path: Path)
     assert tool_messages(result)["m2"].text.startswith("The tool `weather` failed 2 times")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_two_stacked_middleware_each_keep_their_hold_of_one_tool(path: Path) -> None:
     # Both count the same failures and both hold the tool at the second: the outer one's
     # answer goes back with the inner one's update, and neither hold may be lost there.
@@ -897,7 +857,6 @@ def test_two_stacked_middleware_each_keep_their_hold_of_one_tool(path: Path) -> 
     assert done["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_released_call_answering_with_a_command_that_goes_elsewhere_keeps_the_tool_held(
     path: Path,
 ) -> None:
@@ -925,7 +884,6 @@ def test_a_released_call_answering_with_a_command_that_goes_elsewhere_keeps_the_
     assert paused_with(result)["call_id"] == "c-5"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_after_both_stacked_middleware_release_the_tool_its_next_call_runs(path: Path) -> None:
     runs: list[str] = []
     agent = stacked_pausing_agent(runs, calls=4)
@@ -940,7 +898,6 @@ def test_after_both_stacked_middleware_release_the_tool_its_next_call_runs(path:
     assert done["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_stop_at_a_cut_short_call_answers_it_as_a_call_a_person_stopped(path: Path) -> None:
     # The third cut-short call is the held tool's next call: the run pauses after the
     # model, and the person's stop answers that call as one that did not run.
@@ -960,7 +917,6 @@ def test_stop_at_a_cut_short_call_answers_it_as_a_call_a_person_stopped(path: Pa
     )
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_stop_at_a_cut_short_call_answers_every_other_call_of_its_reply_as_stopped_by_a_person(
     path: Path,
 ) -> None:

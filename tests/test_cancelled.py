@@ -14,9 +14,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import Counter
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from typing import Any, Literal, Protocol
 
 import pytest
@@ -31,26 +30,21 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import StateSnapshot
-from pydantic import SecretStr
 
 from _langchain_tool_errors.unfinished import UNFINISHED_TEXT, with_every_call_answered
 from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
-from tests import _wire_anthropic, _wire_openai
 from tests._agents import Agent, call
-from tests._loopback import Loopback, Recorded, Reply, Respond
+from tests._loopback import FINAL_ANSWER
 from tests._postgres import Postgres
+from tests._providers import PROVIDERS, Mount, Provider, ProviderServer, chat_model, provider_script
 
 pytest.importorskip("langchain_openai", reason="needs langchain-openai")
 pytest.importorskip("langchain_anthropic", reason="needs langchain-anthropic")
 
-from langchain_anthropic import ChatAnthropic
-from langchain_openai import ChatOpenAI
 
-Provider = Literal["openai", "anthropic"]
 Saver = Literal["memory", "postgres"]
-PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic")
 CONFIG: RunnableConfig = {"configurable": {"thread_id": "cancelled"}}
 TWO_CALLS = AIMessage(
     "", tool_calls=[call("lookup", "c-fail", record_id=1), call("lookup", "c-hang", record_id=2)]
@@ -184,41 +178,6 @@ def agent_of(
     return agent
 
 
-def real_model(loopback: Loopback, provider: Provider) -> BaseChatModel:
-    if provider == "openai":
-        return ChatOpenAI(
-            model=_wire_openai.MODEL,
-            base_url=f"{loopback.url}/v1",
-            api_key=SecretStr("sk-test"),
-            max_retries=0,
-            timeout=10,
-        )
-    # `model`, `base_url`, `api_key` and `timeout` are pydantic aliases the checkers do not
-    # see in the generated `__init__`, so the model is validated from a dict.
-    return ChatAnthropic.model_validate(
-        {
-            "model": _wire_anthropic.MODEL,
-            "base_url": loopback.url,
-            "api_key": "sk-ant-test",
-            "max_retries": 0,
-            "timeout": 10,
-        }
-    )
-
-
-def script(provider: Provider) -> Respond:
-    respond = (
-        _wire_openai.script({"record_id": 3})
-        if provider == "openai"
-        else _wire_anthropic.script({"record_id": 3})
-    )
-
-    def answer(recorded: Recorded) -> Reply:
-        return respond(replace(recorded))
-
-    return answer
-
-
 def paired(provider: Provider, body: dict[str, Any]) -> tuple[list[str], list[str]]:
     """The call ids of the request's assistant turns, and the ids its tool results answer."""
     calls: list[str] = []
@@ -252,10 +211,9 @@ async def checkpointer_of(saver: Saver, postgres: Postgres | None) -> AsyncGener
 
 
 @pytest.fixture
-def loopback_of() -> Iterator[dict[Provider, Loopback]]:
-    servers: dict[Provider, Loopback] = {p: Loopback(script(p)) for p in PROVIDERS}
-    with servers["openai"], servers["anthropic"]:
-        yield servers
+def mounts(provider_server: ProviderServer) -> dict[Provider, Mount]:
+    """A mount of each provider, whose model answers once the thread is taken up again."""
+    return {p: provider_server.mount(provider_script(p, {"record_id": 3})) for p in PROVIDERS}
 
 
 def left_unanswered_in_the_thread(state: StateSnapshot) -> None:
@@ -268,10 +226,10 @@ def left_unanswered_in_the_thread(state: StateSnapshot) -> None:
     assert answered == []
 
 
-def checked(provider: Provider, loopback: Loopback) -> None:
+def checked(provider: Provider, mount: Mount) -> None:
     """The next input's request: every call paired with one result, the unfinished ones'
     saying so; the model answered."""
-    body: dict[str, Any] = loopback.requests[0].json()
+    body: dict[str, Any] = mount.requests()[0].json()
     calls, results = paired(provider, body)
     assert calls == ["c-fail", "c-hang"]
     assert Counter(results) == {"c-fail": 1, "c-hang": 1}
@@ -285,7 +243,7 @@ def checked(provider: Provider, loopback: Loopback) -> None:
 def test_a_cancelled_async_run_leaves_a_thread_the_provider_takes(
     provider: Provider,
     saver: Saver,
-    loopback_of: dict[Provider, Loopback],
+    mounts: dict[Provider, Mount],
     request: pytest.FixtureRequest,
 ) -> None:
     postgres: Postgres | None = request.getfixturevalue("postgres") if saver == "postgres" else None
@@ -301,24 +259,24 @@ def test_a_cancelled_async_run_leaves_a_thread_the_provider_takes(
             with pytest.raises(asyncio.CancelledError):
                 await task
 
-            model = real_model(loopback_of[provider], provider)
+            model = chat_model(provider, mounts[provider].url, timeout=10)
             second = agent_of(model, hanging.tool(), checkpointer)
             result = await second.ainvoke({"messages": [HumanMessage("and now?")]}, CONFIG)
             return result, await second.aget_state(CONFIG)
 
     result, state = asyncio.run(main())
 
-    checked(provider, loopback_of[provider])
+    checked(provider, mounts[provider])
     left_unanswered_in_the_thread(state)
     assert result["tool_failures"] == []  # the cancelled run's failure is not counted anew
     final: AIMessage = result["messages"][-1]
-    assert final.text in (_wire_openai.FINAL_ANSWER, _wire_anthropic.FINAL_ANSWER)
+    assert final.text == FINAL_ANSWER
 
 
 @pytest.mark.providers
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_sync_run_stopped_by_keyboard_interrupt_leaves_a_thread_the_provider_takes(
-    provider: Provider, loopback_of: dict[Provider, Loopback]
+    provider: Provider, mounts: dict[Provider, Mount]
 ) -> None:
     hanging = Hanging()
     checkpointer = InMemorySaver()
@@ -328,8 +286,9 @@ def test_a_sync_run_stopped_by_keyboard_interrupt_leaves_a_thread_the_provider_t
         first.invoke({"messages": [HumanMessage("go")]}, CONFIG)
     assert hanging.reached.is_set()
 
-    second = agent_of(real_model(loopback_of[provider], provider), hanging.tool(), checkpointer)
+    model = chat_model(provider, mounts[provider].url, timeout=10)
+    second = agent_of(model, hanging.tool(), checkpointer)
     second.invoke({"messages": [HumanMessage("and now?")]}, CONFIG)
 
-    checked(provider, loopback_of[provider])
+    checked(provider, mounts[provider])
     left_unanswered_in_the_thread(second.get_state(CONFIG))

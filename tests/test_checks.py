@@ -26,16 +26,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langchain_tool_errors import InvalidArguments, ToolErrorMiddleware, ToolFailure
 from langchain_tool_errors import Route as ExceptClause
 from langchain_tool_errors.handlers import alog_handled, log_handled
-from tests._agents import (
-    PATHS,
-    Path,
-    build_agent,
-    call,
-    echo_tool,
-    failing_tool,
-    run,
-    tool_messages,
-)
+from tests._agents import Path, build_agent, call, echo_tool, failing_tool, run, tool_messages
 from tests._processes import ROOT
 from tests.conftest import FIGURES
 
@@ -492,7 +483,6 @@ class Canned(str, Enum):  # noqa: UP042  # not StrEnum: str() of this one is its
     BAD_ARGUMENTS = "call lookup with a record_id"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_str_subclass_replacing_a_failure_s_message_is_sent_as_plain_text(path: Path) -> None:
     def canned(failure: InvalidArguments, request: ToolCallRequest) -> str:
         return Canned.BAD_ARGUMENTS
@@ -523,7 +513,6 @@ class Unreadable:
         self.tools.append(failure["tool"])
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_listener_whose_signature_cannot_be_read_is_trusted_and_told_each_failure(
     path: Path,
 ) -> None:

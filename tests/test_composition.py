@@ -23,7 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from langchain_tool_errors import ToolErrorMiddleware
-from tests._agents import PATHS, Path, build_agent, call, rerun, run, tool_messages
+from tests._agents import Path, build_agent, call, rerun, run, tool_messages
 from tests._composing import Flaky
 
 LEAK = "dsn=postgres://admin:hunter2@db.internal"
@@ -42,7 +42,6 @@ def retry(on_failure: Any = "error") -> ToolRetryMiddleware:
     return ToolRetryMiddleware(max_retries=2, on_failure=on_failure, initial_delay=0, jitter=False)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_retry_inside_runs_every_attempt_then_hands_the_last_exception_over(path: Path) -> None:
     flaky, seen = Flaky(failures=10, secret=LEAK), Seen()
     agent = build_agent(
@@ -57,7 +56,6 @@ def test_retry_inside_runs_every_attempt_then_hands_the_last_exception_over(path
     assert message.status == "error"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_retry_inside_that_succeeds_never_reaches_the_handler(path: Path) -> None:
     flaky, seen = Flaky(failures=2, secret=LEAK), Seen()
     agent = build_agent(
@@ -70,7 +68,6 @@ def test_retry_inside_that_succeeds_never_reaches_the_handler(path: Path) -> Non
     assert message.content == "fetched on run 3"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_retry_outside_sees_a_message_not_an_exception_so_nothing_is_retried(path: Path) -> None:
     flaky, seen = Flaky(failures=10, secret=LEAK), Seen()
     agent = build_agent(
@@ -84,7 +81,6 @@ def test_retry_outside_sees_a_message_not_an_exception_so_nothing_is_retried(pat
     assert message.content == "fetch failed with TimeoutError"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_retry_with_its_default_on_failure_sends_the_raw_message_itself(path: Path) -> None:
     flaky, seen = Flaky(failures=10, secret=LEAK), Seen()
     agent = build_agent(
@@ -128,7 +124,6 @@ class Payments:
         ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_unhandled_failure_fails_the_step_and_a_rerun_completes_it(path: Path) -> None:
     payments = Payments()
     checkpointer = InMemorySaver()

@@ -32,16 +32,7 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
-from tests._agents import (
-    PATHS,
-    Agent,
-    Path,
-    call,
-    direct_request,
-    rerun,
-    run,
-    tool_messages,
-)
+from tests._agents import Agent, Path, call, direct_request, rerun, run, tool_messages
 
 DONE = AIMessage("done")
 
@@ -89,7 +80,6 @@ def in_a_row(limit: int, **options: Any) -> ToolErrorMiddleware[str, Exception, 
     return ToolErrorMiddleware(report_type_only, budget=ErrorBudget(consecutive=limit, **options))
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tool_that_keeps_recovering_is_never_stopped(path: Path) -> None:
     steps = [["fail"], ["fail"], ["ok"]] * 3  # six failures, never more than two in a row
     agent = agent_of(in_a_row(2), turns(*steps))
@@ -100,7 +90,6 @@ def test_a_tool_that_keeps_recovering_is_never_stopped(path: Path) -> None:
     assert [m.status for m in tool_messages(result).values()] == ["error", "error", "success"] * 3
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_same_failures_spend_a_per_tool_budget(path: Path) -> None:
     steps = [["fail"], ["fail"], ["ok"]] * 3
     agent = agent_of(
@@ -113,7 +102,6 @@ def test_the_same_failures_spend_a_per_tool_budget(path: Path) -> None:
     assert (spent.value.scope, spent.value.count) == ("tool", 3)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_one_failure_too_many_in_a_row_stops_the_run(path: Path) -> None:
     agent = agent_of(in_a_row(2), turns(["fail"], ["ok"], ["fail"], ["fail"], ["fail"]))
 
@@ -127,7 +115,6 @@ def test_one_failure_too_many_in_a_row_stops_the_run(path: Path) -> None:
     assert "(consecutive)" in str(stop)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_stop_in_a_row_is_kept_in_the_thread_and_answers_the_call(path: Path) -> None:
     agent = agent_of(in_a_row(1), turns(["fail"], ["fail"]), InMemorySaver())
     config: RunnableConfig = {"configurable": {"thread_id": "t"}}
@@ -141,7 +128,6 @@ def test_a_stop_in_a_row_is_kept_in_the_thread_and_answers_the_call(path: Path) 
     )
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tell_budget_closes_the_tool_after_too_many_failures_in_a_row(path: Path) -> None:
     agent = agent_of(in_a_row(2, when_spent="tell"), turns(["fail"], ["fail"], ["fail"], ["ok"]))
 
@@ -152,7 +138,6 @@ def test_a_tell_budget_closes_the_tool_after_too_many_failures_in_a_row(path: Pa
     assert texts[2:] == [told, told]  # the last call, "ok", never ran: the tool is closed
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_consecutive_and_per_tool_are_each_checked(path: Path) -> None:
     steps = [["fail"], ["ok"]] * 3 + [["fail"]]  # four failures, none in a row
     budget = ErrorBudget(per_tool=3, consecutive=2)
@@ -164,7 +149,6 @@ def test_consecutive_and_per_tool_are_each_checked(path: Path) -> None:
     assert (spent.value.scope, spent.value.count, spent.value.limit) == ("tool", 4, 3)
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     ("budget", "scope"),
     [
@@ -186,7 +170,6 @@ def test_a_failure_over_several_limits_is_stopped_by_the_first_in_order(
     assert (spent.value.scope, spent.value.count, spent.value.limit) == (scope, 2, 1)
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     ("first_step", "stopped"),
     [
@@ -209,7 +192,6 @@ def test_parallel_calls_of_one_step_are_taken_in_call_order(
         assert run(agent, path)["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_failures_in_a_row_continue_after_an_interrupt_and_restart_with_a_new_input(
     path: Path,
 ) -> None:
@@ -248,7 +230,6 @@ def test_failures_in_a_row_continue_after_an_interrupt_and_restart_with_a_new_in
     assert again["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_routes_own_budget_counts_its_failures_in_a_row(path: Path) -> None:
     middleware = ToolErrorMiddleware.from_routes(
         [Route(ConnectionError, report_type_only, budget=ErrorBudget(consecutive=1))]
@@ -286,7 +267,6 @@ def test_a_success_goes_back_as_it_came_and_its_row_ends_before_the_next_model_c
     assert middleware.before_model(elsewhere, Runtime()) is None
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     ("first_step", "next_count"),
     [
@@ -313,7 +293,6 @@ def test_a_step_of_several_calls_leaves_the_failures_after_its_last_success(
         assert (spent.value.scope, spent.value.count) == ("consecutive", next_count)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_state_keeps_one_count_per_row_and_no_trace_of_each_failure(path: Path) -> None:
     saver = InMemorySaver()
     middleware = in_a_row(5)
@@ -326,7 +305,6 @@ def test_the_state_keeps_one_count_per_row_and_no_trace_of_each_failure(path: Pa
     assert counts == {f"{name}\x00": 4, f"{name}\x00flaky": 4, f"{name}\x00flaky\x00row": 3}
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_row_put_in_call_order_by_an_agent_built_again_from_the_checkpoint(path: Path) -> None:
     # The run pauses before the hook that ends the rows, and each part of it runs on an agent
     # built anew, as another worker would: the step's failures and successes come from the
@@ -361,7 +339,6 @@ def test_a_row_put_in_call_order_by_an_agent_built_again_from_the_checkpoint(pat
     assert list(answers) == ["s0-0", "s0-1", "s1-0", "s1-1", "s2-0"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_two_middleware_counting_failures_in_a_row_each_reset_on_a_success(path: Path) -> None:
     # The inner one answers the success with a `Command` holding its reset; the outer one
     # adds its own beside it.
@@ -380,7 +357,6 @@ def test_two_middleware_counting_failures_in_a_row_each_reset_on_a_success(path:
     assert result["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_two_middleware_each_put_only_their_own_rows_in_call_order(path: Path) -> None:
     # The outer one settles its rows first, and leaves the inner one's failures marked for it:
     # the inner one's row after [ok, fail] is 1, and the next failure is its second in a row.
@@ -445,7 +421,6 @@ def reporting_tool() -> BaseTool:
     return StructuredTool.from_function(flaky, handle_tool_error=True)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_failures_a_tool_reports_itself_count_in_a_row_too(path: Path) -> None:
     from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 
@@ -464,7 +439,6 @@ def test_failures_a_tool_reports_itself_count_in_a_row_too(path: Path) -> None:
     assert (stop.kind, stop.count, stop.scope) == ("tool_reported", 3, "consecutive")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tool_held_for_failures_in_a_row_runs_again_when_a_person_says_go_on(
     path: Path,
 ) -> None:
@@ -513,7 +487,6 @@ class Reminding(AgentMiddleware[AgentState[Any], None]):
         return None
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("between", ["a tool's Command", "a hook before the model"])
 def test_a_success_ends_the_row_whatever_message_comes_after_the_steps_answers(
     path: Path, between: str
@@ -532,7 +505,6 @@ def test_a_success_ends_the_row_whatever_message_comes_after_the_steps_answers(
     assert run(agent, path)["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_persons_answer_in_place_of_the_tool_ends_the_row_as_a_success_does(path: Path) -> None:
     # The model reads a success for that call: HumanInTheLoopMiddleware's "respond" between
     # two failures starts the count again, so fail, fail, respond, fail, fail stays within 2.
@@ -586,7 +558,6 @@ def step(*calls: tuple[str, str | None]) -> AIMessage:
     )
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_each_tool_that_succeeded_in_a_step_ends_its_own_row(path: Path) -> None:
     # `other`'s success comes first and it has no row: `flaky`'s row still ends.
     script = [step(("flaky", "fail")), step(("other", None), ("flaky", "ok"))]
@@ -595,7 +566,6 @@ def test_each_tool_that_succeeded_in_a_step_ends_its_own_row(path: Path) -> None
     assert run(agent, path)["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_row_ends_in_the_step_where_another_middleware_also_answered_a_call(
     path: Path,
 ) -> None:
@@ -613,7 +583,6 @@ def test_a_row_ends_in_the_step_where_another_middleware_also_answered_a_call(
     assert tool_messages(result)["other-1"].status == "error"  # the limit's block
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_counts_written_with_a_row_put_in_order_keep_every_other_count(path: Path) -> None:
     # The step where `flaky` succeeds and the limit blocks `other` writes the whole counts:
     # `flaky`'s failures in the run are kept, so its third failure spends `per_tool=2`.
@@ -630,7 +599,6 @@ def test_the_counts_written_with_a_row_put_in_order_keep_every_other_count(path:
     assert (spent.value.scope, spent.value.count) == ("tool", 3)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_persons_answer_at_a_pause_ends_the_row_as_a_success_does(path: Path) -> None:
     # The route's budget holds `flaky` after its second failure; the person answers the
     # third call in its place, then lets the fourth run: it fails, the first in a row again.
@@ -657,7 +625,6 @@ def test_a_persons_answer_at_a_pause_ends_the_row_as_a_success_does(path: Path) 
     assert tool_messages(result)["s2-0"].text == "It is up."
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_another_tools_success_in_the_same_reply_leaves_the_row_as_it_is(path: Path) -> None:
     # `other` succeeds after `flaky`'s failure in the same reply: only a success of `flaky`
     # ends its row, so its next failure is the second in a row.
@@ -671,7 +638,6 @@ def test_another_tools_success_in_the_same_reply_leaves_the_row_as_it_is(path: P
     assert (stop.tool, stop.count, stop.limit, stop.scope) == ("flaky", 2, 1, "consecutive")
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("rejected_first", [True, False], ids=["reject, ok", "ok, reject"])
 def test_a_persons_rejection_counts_after_the_steps_successes_whatever_its_place(
     path: Path, rejected_first: bool

@@ -215,7 +215,6 @@ CONFIGURATIONS: dict[str, Callable[[Calls, Scenario], ToolErrorMiddleware]] = {
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_without_middleware_the_signal_behaves_as_recorded(scenario: str, path: Path) -> None:
     if scenario == "invalid resume value" and not MARKS_INVALID_RESUME:

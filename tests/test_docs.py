@@ -238,7 +238,7 @@ def test_every_class_in_the_reference_shows_its_summary_and_example_before_its_s
 ) -> None:
     wrong: list[str] = []
     example_then_signature: list[str] = []
-    for page in sorted((site.site / "reference").glob("*.html")):
+    for page in site.reference_pages():
         blocks = api_blocks(page)
         for owner in dict.fromkeys(b.owner for b in blocks if b.owner_kind == "class"):
             own = [block for block in blocks if block.owner == owner]
@@ -459,16 +459,15 @@ def test_the_reference_shows_each_type_parameter_under_its_constructor_s_name(
 ) -> None:
     found: list[str] = []
     bases: list[str] = []
-    for page in sorted((site.site / "reference").glob("*.html")):
-        for block in api_blocks(page):
-            if block.kind not in API_PARTS:
-                continue
-            if block.kind == "bases":
-                bases.append(block.text)
-            found += [
-                f"{block.owner} ({block.kind}): {name}"
-                for name in AS_IMPLEMENTED.findall(block.text)
-            ]
+    blocks = (block for page in site.reference_pages() for block in api_blocks(page))
+    for block in blocks:
+        if block.kind not in API_PARTS:
+            continue
+        if block.kind == "bases":
+            bases.append(block.text)
+        found += [
+            f"{block.owner} ({block.kind}): {name}" for name in AS_IMPLEMENTED.findall(block.text)
+        ]
 
     assert found == [], "\n".join(found)
     assert (

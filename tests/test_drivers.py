@@ -8,15 +8,34 @@ once as gone on up, whatever the middleware watches.
 
 from __future__ import annotations
 
-from typing import Any
+import gc
+import weakref
+from typing import Annotated, Any
 
 import pytest
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import InjectedToolCallId, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
-from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware, ToolFailure
-from tests._agents import PATHS, Path, build_agent, call, failing_tool, run, tool_messages
+from langchain_tool_errors import (
+    ErrorBudget,
+    ReportedFailure,
+    Route,
+    ToolErrorMiddleware,
+    ToolFailure,
+)
+from tests._agents import (
+    PATHS,
+    Path,
+    build_agent,
+    call,
+    direct_request,
+    failing_tool,
+    run,
+    tool_messages,
+)
 
 CONFIGURATIONS = ("plain", "budget", "record and listener")
 
@@ -125,3 +144,68 @@ def test_a_declining_handler_lets_the_tool_s_own_exception_go_up_untouched(path:
     assert raised.value is tool_error
     assert raised.value.__context__ is None
     assert [(f["call_id"], f["outcome"]) for f in told] == [("c1", "propagated")]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_handler_s_exception_leaves_no_cycle_that_keeps_the_call_s_state_alive(
+    path: Path,
+) -> None:
+    class Conversation:
+        """Stands for a run's messages: freed as soon as nothing refers to it."""
+
+    conversation = Conversation()
+    freed = weakref.ref(conversation)
+    request = direct_request(None, call("search", "c1")).override(state={"c": conversation})
+    del conversation
+
+    def broken(exc: Exception, request: ToolCallRequest) -> str:
+        raise RuntimeError("handler bug")
+
+    def run_tool(request: ToolCallRequest) -> ToolMessage:
+        raise ConnectionError("reset")
+
+    async def arun_tool(request: ToolCallRequest) -> ToolMessage:
+        raise ConnectionError("reset")
+
+    middleware = _middleware("record and listener", broken, [])
+
+    def call_the_hook(request: ToolCallRequest) -> object:
+        if path == "sync":
+            return middleware.wrap_tool_call(request, run_tool)
+        # Stepped by hand: an event loop keeps a task's exception in cycles of its own.
+        return middleware.awrap_tool_call(request, arun_tool).send(None)
+
+    gc.disable()  # only reference counting frees it: a cycle would keep it alive
+    try:
+        with pytest.raises(RuntimeError, match="handler bug"):
+            call_the_hook(request)
+        del request
+        assert freed() is None
+    finally:
+        gc.enable()
+
+
+def test_a_route_s_text_replaces_only_the_text_of_an_error_a_tool_returned(path: Path) -> None:
+    def quota(query: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
+        """Search, over a quota: answers with an error message of its own."""
+        return ToolMessage(
+            "quota exceeded",
+            tool_call_id=tool_call_id,
+            status="error",
+            artifact={"retry_after": 30},
+        )
+
+    def rewrite(failure: ReportedFailure, request: ToolCallRequest) -> str:
+        return "The search quota is spent; answer from what you know."
+
+    middleware = ToolErrorMiddleware.from_routes([Route(ReportedFailure, rewrite)])
+    tool = StructuredTool.from_function(quota, name="search")
+    agent = build_agent([tool], [middleware], [call("search", "c1", query="x")])
+
+    answer = tool_messages(run(agent, path))["c1"]
+
+    assert (answer.status, answer.text) == (
+        "error",
+        "The search quota is spent; answer from what you know.",
+    )
+    assert answer.artifact == {"retry_after": 30}  # what the tool attached stays

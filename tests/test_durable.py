@@ -11,9 +11,7 @@ import json
 from pathlib import Path as FilePath
 from typing import Any
 
-import pytest
-
-from tests._agents import PATHS, Path
+from tests._agents import Path
 from tests._processes import run_python
 from tests.conftest import FIGURES
 
@@ -25,7 +23,6 @@ def _phase(phase: str, db: FilePath, handler_log: FilePath, path: Path) -> dict[
     return summary
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_run_paused_in_one_process_resumes_in_another(path: Path, tmp_path: FilePath) -> None:
     db, handler_log = tmp_path / "checkpoints.sqlite", tmp_path / "handler.log"
 

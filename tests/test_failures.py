@@ -9,7 +9,7 @@ sees; a model that keeps making the same mistake used to loop to the recursion l
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
@@ -34,10 +34,9 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, T
 from langchain_core.tools.base import ArgsSchema
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
-from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.store.memory import InMemoryStore
-from langgraph.types import Command
 from pydantic import BaseModel, model_validator
 from typing_extensions import override
 
@@ -59,8 +58,9 @@ from langchain_tool_errors import (
     UnknownTool,
 )
 from langchain_tool_errors.handlers import report_type_only
-from langchain_tool_errors.testing import Repeat, ScriptedChatModel, ScriptStep
-from tests._agents import PATHS, Agent, Path, call, run, tool_messages
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel
+from tests._agents import PATHS, Path, agent_of, call, raising, run, runtime_of, tool_messages
+from tests._wrapping import Around, AroundToolCalls
 from tests.conftest import FIGURES
 
 
@@ -94,17 +94,6 @@ def flaky_tool() -> BaseTool:
     return StructuredTool.from_function(fetch)
 
 
-def agent_of(
-    tools: Sequence[BaseTool],
-    middleware: Sequence[AgentMiddleware[Any, Any, Any]],
-    script: Sequence[ScriptStep | Repeat],
-) -> Agent:
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=list(script)), tools=list(tools), middleware=list(middleware)
-    )
-    return agent
-
-
 def calling(name: str, **args: object) -> AIMessage:
     return AIMessage(content="", tool_calls=[call(name, "c", **args)])
 
@@ -124,7 +113,6 @@ LOOPS: dict[FailureKind, tuple[list[BaseTool], list[AgentMiddleware[Any, Any, An
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("kind", LOOPS)
 def test_without_a_budget_a_model_looping_on_such_a_failure_hits_the_recursion_limit(
     kind: FailureKind, path: Path
@@ -136,7 +124,6 @@ def test_without_a_budget_a_model_looping_on_such_a_failure_hits_the_recursion_l
         run(agent, path, config={"recursion_limit": 30})
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("kind", LOOPS)
 def test_a_budget_stops_a_model_looping_on_each_kind(kind: FailureKind, path: Path) -> None:
     tools, inner, looping = LOOPS[kind]
@@ -154,7 +141,6 @@ def test_a_budget_stops_a_model_looping_on_each_kind(kind: FailureKind, path: Pa
     FIGURES.append(f"failures ({path}): a model looping on {kind} stopped at failure 4 of 3")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_budget_counting_only_exceptions_lets_the_other_kinds_pass(path: Path) -> None:
     tools, _, looping = LOOPS["invalid_arguments"]
     budget = ErrorBudget(per_tool=1, kinds=["exception"])
@@ -179,7 +165,6 @@ def transcript_of(
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("kind", LOOPS)
 def test_without_a_route_for_them_the_model_reads_these_failures_exactly_as_before(
     kind: FailureKind, path: Path
@@ -221,6 +206,21 @@ def routed(seen: Seen, path: Path, taken: type[ReportedFailure]) -> ToolErrorMid
     )
 
 
+def run_routed(
+    path: Path,
+    taken: type[ReportedFailure],
+    tools: Sequence[BaseTool],
+    reply: AIMessage,
+    inner: Sequence[AgentMiddleware[Any, Any, Any]] = (),
+) -> tuple[Seen, dict[str, Any]]:
+    """A run whose failures of the class `taken` go to a `Seen` route (a `KeyError` to
+    `report_type_only`), inside any `inner` middleware: the model sends `reply`, then
+    answers "done". Returns the route's `Seen` and the run's result."""
+    seen = Seen()
+    agent = agent_of(list(tools), [routed(seen, path, taken), *inner], [reply, DONE])
+    return seen, run(agent, path)
+
+
 CLASSES: dict[FailureKind, type[ReportedFailure]] = {
     "invalid_arguments": InvalidArguments,
     "unknown_tool": UnknownTool,
@@ -229,7 +229,6 @@ CLASSES: dict[FailureKind, type[ReportedFailure]] = {
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("kind", LOOPS)
 def test_a_route_for_a_kind_rewrites_what_the_model_reads(kind: FailureKind, path: Path) -> None:
     seen = Seen()
@@ -245,7 +244,6 @@ def test_a_route_for_a_kind_rewrites_what_the_model_reads(kind: FailureKind, pat
     assert dict(failure.args) == LOOPS[kind][2].tool_calls[0]["args"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("kind", LOOPS)
 def test_a_route_for_the_base_class_takes_every_kind_and_none_leaves_the_message(
     kind: FailureKind, path: Path
@@ -257,7 +255,6 @@ def test_a_route_for_the_base_class_takes_every_kind_and_none_leaves_the_message
     assert [failure.kind for failure in seen.failures] == [kind]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_route_for_invalid_arguments_gets_each_field_and_what_it_expects(path: Path) -> None:
     seen = Seen()
     transcript_of("invalid_arguments", [routed(seen, path, InvalidArguments)], path)
@@ -269,7 +266,6 @@ def test_a_route_for_invalid_arguments_gets_each_field_and_what_it_expects(path:
     assert "abc" not in failure.errors[0].expected
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_route_for_unknown_tools_gets_the_agents_tool_names(path: Path) -> None:
     seen = Seen()
     transcript_of("unknown_tool", [routed(seen, path, UnknownTool)], path)
@@ -279,7 +275,6 @@ def test_a_route_for_unknown_tools_gets_the_agents_tool_names(path: Path) -> Non
     assert failure.known_tools == ("lookup",)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_inner_middlewares_leak_is_replaced(path: Path) -> None:
     def no_details(failure: InnerMiddlewareError, request: ToolCallRequest) -> str:
         return f"`{failure.tool}` is failing; answer without it."
@@ -302,12 +297,8 @@ MALFORMED = AIMessage(
 )
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_malformed_call_beside_a_valid_one_is_routed(path: Path) -> None:
-    seen = Seen()
-    agent = agent_of([lookup_tool()], [routed(seen, path, MalformedToolCall)], [MALFORMED, DONE])
-
-    result = run(agent, path)
+    seen, result = run_routed(path, MalformedToolCall, [lookup_tool()], MALFORMED)
 
     answers = tool_messages(result)
     assert (answers["cut"].text, answers["cut"].status) == ("rewritten", "error")
@@ -333,7 +324,6 @@ MALFORMED_THREE = AIMessage(
 )
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_each_malformed_call_with_an_id_reaches_the_route_with_what_the_model_would_read(
     path: Path,
 ) -> None:
@@ -357,26 +347,9 @@ def test_each_malformed_call_with_an_id_reaches_the_route_with_what_the_model_wo
     assert sorted(tool_messages(result)) == ["nameless", "second"]
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_a_model_repeating_a_malformed_call_is_stopped_by_a_budget(path: Path) -> None:
-    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=2))
-    agent = agent_of([lookup_tool()], [middleware], [Repeat(MALFORMED)])
-
-    with pytest.raises(ToolErrorBudgetExceeded) as spent:
-        run(agent, path, config={"recursion_limit": 60})
-
-    assert (spent.value.kind, spent.value.count, spent.value.tool) == (
-        "malformed_call",
-        3,
-        "lookup",
-    )
-    assert spent.value.__cause__ is None
-
-
 MALFORMED_ONLY = AIMessage(content="", invalid_tool_calls=[CUT_SHORT])
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     "budget",
     [
@@ -402,7 +375,6 @@ def test_a_reply_of_only_malformed_calls_gets_a_second_chance_in_the_same_run(
     assert result["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_reply_of_only_malformed_calls_goes_back_to_the_model_for_listeners_alone(
     path: Path,
 ) -> None:
@@ -429,10 +401,18 @@ def test_a_reply_of_only_malformed_calls_goes_back_to_the_model_for_listeners_al
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_a_model_sending_only_malformed_calls_is_stopped_by_a_budget(path: Path) -> None:
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(MALFORMED, id="a malformed call beside a valid one"),
+        pytest.param(MALFORMED_ONLY, id="only malformed calls"),
+    ],
+)
+def test_a_model_repeating_malformed_calls_is_stopped_by_a_budget(
+    path: Path, reply: AIMessage
+) -> None:
     middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=2))
-    agent = agent_of([lookup_tool()], [middleware], [Repeat(MALFORMED_ONLY)])
+    agent = agent_of([lookup_tool()], [middleware], [Repeat(reply)])
 
     with pytest.raises(ToolErrorBudgetExceeded) as spent:
         run(agent, path, config={"recursion_limit": 60})
@@ -442,9 +422,9 @@ def test_a_model_sending_only_malformed_calls_is_stopped_by_a_budget(path: Path)
         3,
         "lookup",
     )
+    assert spent.value.__cause__ is None
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("budget_first", [True, False])
 @pytest.mark.parametrize("reply", [MALFORMED_ONLY, MALFORMED], ids=["only", "beside a call"])
 def test_a_budget_stops_malformed_calls_beside_another_watching_middleware(
@@ -501,7 +481,6 @@ class RefusesEveryCall(AgentMiddleware[AgentState[Any], Any, Any]):
         return self.after_model(state, runtime)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_stop_met_before_the_model_leaves_every_call_with_one_answer(path: Path) -> None:
     # The budget meets the reply's malformed call before the next model call (the hook
     # inside sent the run back), then the other middleware's refusal of the valid call. When
@@ -510,11 +489,8 @@ def test_a_stop_met_before_the_model_leaves_every_call_with_one_answer(path: Pat
     budget = ToolErrorMiddleware(
         report_type_only, budget=ErrorBudget(per_run=2), listeners=[told.append]
     )
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=[Repeat(MALFORMED)]),
-        tools=[lookup_tool()],
-        middleware=[budget, RefusesEveryCall()],
-        checkpointer=InMemorySaver(),
+    agent = agent_of(
+        [lookup_tool()], [budget, RefusesEveryCall()], [Repeat(MALFORMED)], InMemorySaver()
     )
     config: RunnableConfig = {"configurable": {"thread_id": "t"}, "recursion_limit": 40}
 
@@ -537,7 +513,6 @@ def test_a_stop_met_before_the_model_leaves_every_call_with_one_answer(path: Pat
     ] == ["refused"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_malformed_call_of_a_tool_left_alone_does_not_hide_the_next_one(path: Path) -> None:
     told: list[ToolFailure] = []
     middleware = ToolErrorMiddleware(report_type_only, listeners=[told.append], tools=["lookup"])
@@ -554,13 +529,9 @@ def test_a_malformed_call_of_a_tool_left_alone_does_not_hide_the_next_one(path: 
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_malformed_calls_route_that_raises_is_told_as_propagated(path: Path) -> None:
     told: list[ToolFailure] = []
-
-    def broken(failure: MalformedToolCall, request: ToolCallRequest) -> str:
-        raise RuntimeError("the route's handler broke")
-
+    broken = raising("the route's handler broke")
     middleware = ToolErrorMiddleware.from_routes(
         [Route(KeyError, report_type_only), Route(MalformedToolCall, broken)],
         listeners=[told.append],
@@ -575,7 +546,6 @@ def test_a_malformed_calls_route_that_raises_is_told_as_propagated(path: Path) -
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("watching", [False, True])
 def test_a_reply_of_only_malformed_calls_ends_the_run_where_nothing_watches_them(
     path: Path, watching: bool
@@ -615,14 +585,12 @@ def told_after_the_budget(budget: ErrorBudget, path: Path) -> list[str]:
     return [str(m.text) for m in result["messages"] if isinstance(m, ToolMessage)][2:]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_spent_tell_budget_tells_the_model_a_tool_does_not_exist(path: Path) -> None:
     told = ErrorBudget.UNKNOWN_TOOL_MESSAGE.format(tool="lookkup", count=3, times="3 times")
     assert told_after_the_budget(ErrorBudget(per_tool=2, when_spent="tell"), path) == [told, told]
     assert "There is no tool `lookkup`" in told
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tell_budgets_own_message_is_what_a_tool_that_does_not_exist_is_told(
     path: Path,
 ) -> None:
@@ -630,7 +598,6 @@ def test_a_tell_budgets_own_message_is_what_a_tool_that_does_not_exist_is_told(
     assert told_after_the_budget(budget, path) == ["`lookkup` is off (3).", "`lookkup` is off (3)."]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_fifty_parallel_calls_with_invalid_arguments_in_one_step_all_count(path: Path) -> None:
     # Calls within one step all see the count from before the step, so all 50 pass; the
     # next one finds all 50 counted.
@@ -647,7 +614,6 @@ def test_fifty_parallel_calls_with_invalid_arguments_in_one_step_all_count(path:
     FIGURES.append(f"failures ({path}): 50 parallel invalid-argument calls in one step all counted")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_rewritten_failure_still_counts(path: Path) -> None:
     seen = Seen()
     middleware = ToolErrorMiddleware.from_routes(
@@ -673,18 +639,12 @@ def own_error_tool() -> BaseTool:
     return StructuredTool.from_function(ledger)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_error_message_a_tool_returns_itself_is_classed_with_inner_middleware(
     path: Path,
 ) -> None:
-    seen = Seen()
-    agent = agent_of(
-        [own_error_tool()],
-        [routed(seen, path, ReportedFailure)],
-        [calling("ledger", record_id=3), DONE],
+    seen, result = run_routed(
+        path, ReportedFailure, [own_error_tool()], calling("ledger", record_id=3)
     )
-
-    result = run(agent, path)
 
     assert tool_messages(result)["c"].text == "rewritten"
     assert [(failure.kind, failure.text) for failure in seen.failures] == [
@@ -692,16 +652,10 @@ def test_an_error_message_a_tool_returns_itself_is_classed_with_inner_middleware
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_successful_message_is_never_classed(path: Path) -> None:
-    seen = Seen()
-    agent = agent_of(
-        [lookup_tool()],
-        [routed(seen, path, ReportedFailure)],
-        [calling("lookup", record_id=3), DONE],
+    seen, result = run_routed(
+        path, ReportedFailure, [lookup_tool()], calling("lookup", record_id=3)
     )
-
-    result = run(agent, path)
 
     assert tool_messages(result)["c"].text == "record 3: ok"
     assert seen.failures == []
@@ -886,18 +840,12 @@ def json_schema_tool() -> BaseTool:
     )
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_json_schema_tools_refused_arguments_are_invalid_arguments_with_field_errors(
     path: Path,
 ) -> None:
-    seen = Seen()
-    agent = agent_of(
-        [json_schema_tool()],
-        [routed(seen, path, InvalidArguments)],
-        [calling("divide", a="one", b=2), DONE],
+    seen, result = run_routed(
+        path, InvalidArguments, [json_schema_tool()], calling("divide", a="one", b=2)
     )
-
-    result = run(agent, path)
 
     assert tool_messages(result)["c"].text == "rewritten"
     [failure] = seen.failures
@@ -906,18 +854,10 @@ def test_a_json_schema_tools_refused_arguments_are_invalid_arguments_with_field_
     assert failure.text == "cannot divide 'one' by 2"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_json_schema_tools_own_failure_with_valid_arguments_stays_tool_reported(
     path: Path,
 ) -> None:
-    seen = Seen()
-    agent = agent_of(
-        [json_schema_tool()],
-        [routed(seen, path, ReportedFailure)],
-        [calling("divide", a=1, b=0), DONE],
-    )
-
-    run(agent, path)
+    seen, _ = run_routed(path, ReportedFailure, [json_schema_tool()], calling("divide", a=1, b=0))
 
     assert [(f.kind, f.text) for f in seen.failures] == [("tool_reported", "cannot divide by zero")]
 
@@ -946,21 +886,18 @@ HANDLES_VALIDATION: dict[str, tuple[dict[str, object], FailureKind]] = {
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     ("args", "kind"), HANDLES_VALIDATION.values(), ids=HANDLES_VALIDATION.keys()
 )
 def test_a_tool_with_handle_validation_error_reported_it_unless_its_schema_refused_the_arguments(
     path: Path, args: dict[str, object], kind: FailureKind
 ) -> None:
-    seen = Seen()
-    agent = agent_of(
+    seen, result = run_routed(
+        path,
+        CLASSES[kind],
         [validating_tool()],
-        [routed(seen, path, CLASSES[kind])],
-        [AIMessage("", tool_calls=[call("lookup", "c", **args)]), DONE],
+        AIMessage("", tool_calls=[call("lookup", "c", **args)]),
     )
-
-    result = run(agent, path)
 
     assert tool_messages(result)["c"].text == "rewritten"
     [failure] = seen.failures
@@ -980,7 +917,6 @@ def _lenient_divide(**args: object) -> str:
     return f"{a / b}"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_json_integer_refuses_a_string_of_digits_even_where_the_server_takes_it(
     path: Path,
 ) -> None:
@@ -1381,16 +1317,10 @@ def test_a_routes_wrong_content_for_a_failure_is_refused_naming_the_handler_that
     assert wrong.call_ids == [call_id]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_route_for_unknown_tools_gets_every_tool_name_of_the_agent(path: Path) -> None:
-    seen = Seen()
-    agent = agent_of(
-        [lookup_tool(), reporting_tool()],
-        [routed(seen, path, UnknownTool)],
-        [calling("lookkup", record_id=7), DONE],
+    seen, _ = run_routed(
+        path, UnknownTool, [lookup_tool(), reporting_tool()], calling("lookkup", record_id=7)
     )
-
-    run(agent, path)
 
     [failure] = seen.failures
     assert isinstance(failure, UnknownTool)
@@ -1441,44 +1371,23 @@ def test_a_pydantic_schema_refusing_the_arguments_as_a_whole_names_no_field() ->
     assert errors == (FieldError("(arguments)", "Value error, low must not be above high"),)
 
 
-class AnswersUnknownTools(AgentMiddleware[Any, Any, Any]):
+class AnswersUnknownTools(AroundToolCalls):
     """An inner middleware that answers a call to no tool in its own words."""
 
-    def _answer(self, request: ToolCallRequest) -> ToolMessage | None:
-        if request.tool is not None:
-            return None
-        call_id = request.tool_call["id"] or ""
-        return ToolMessage("There is no such tool.", tool_call_id=call_id, status="error")
-
     @override
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
-        return self._answer(request) or handler(request)
-
-    @override
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
-        return self._answer(request) or await handler(request)
+    def around(self, request: ToolCallRequest) -> Around:
+        if request.tool is None:
+            call_id = request.tool_call["id"] or ""
+            return ToolMessage("There is no such tool.", tool_call_id=call_id, status="error")
+        return (yield)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_unknown_tool_an_inner_middleware_answers_in_its_own_words_lists_no_tools(
     path: Path,
 ) -> None:
-    seen = Seen()
-    agent = agent_of(
-        [lookup_tool()],
-        [routed(seen, path, UnknownTool), AnswersUnknownTools()],
-        [calling("lookkup", record_id=7), DONE],
+    seen, result = run_routed(
+        path, UnknownTool, [lookup_tool()], calling("lookkup", record_id=7), [AnswersUnknownTools()]
     )
-
-    result = run(agent, path)
 
     assert tool_messages(result)["c"].text == "rewritten"
     [failure] = seen.failures
@@ -1511,7 +1420,6 @@ class Given:
         return self.handler(failure, request)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_malformed_calls_route_gets_a_request_with_the_call_and_the_runs_state(
     path: Path,
 ) -> None:
@@ -1540,14 +1448,7 @@ def test_a_malformed_calls_route_gets_a_request_with_the_call_and_the_runs_state
     assert isinstance(failure, MalformedToolCall)
     assert request.tool is None
     assert request.tool_call == ToolCall(name="lookup", args={}, id="cut", type="tool_call")
-    # ToolCallRequest leaves its runtime's type parameters unset, which pyright strict
-    # reports on the attribute itself: read through `Any`, then typed.
-    untyped: Any = request
-    tool_runtime: ToolRuntime[Any, Any] = untyped.runtime
-    assert tool_runtime.tool_call_id == "cut"
-    assert tool_runtime.store is store
-    assert tool_runtime.context is caller  # what the run was given, for a handler to read
-    assert callable(tool_runtime.stream_writer)
+    tool_runtime = runtime_of(request, "cut", store, caller)
     assert tool_runtime.config.get("metadata", {}).get("ticket") == "T-7"
     assert tool_runtime.state is request.state
     assert request.state["messages"][-1].invalid_tool_calls == [CUT_SHORT]
@@ -1560,7 +1461,6 @@ def answering(name: str) -> Callable[[MalformedToolCall, ToolCallRequest], str]:
     return handler
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_malformed_call_another_middleware_answered_first_is_answered_once(
     path: Path,
 ) -> None:

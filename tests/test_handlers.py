@@ -33,16 +33,7 @@ from langchain_tool_errors.handlers import (
     report_messages_of,
     report_type_only,
 )
-from tests._agents import (
-    PATHS,
-    Path,
-    build_agent,
-    call,
-    echo_tool,
-    failing_tool,
-    run,
-    tool_messages,
-)
+from tests._agents import Path, build_agent, call, echo_tool, failing_tool, run, tool_messages
 
 SECRETS = ("hunter2", "db-7.internal.example.com", "/etc/payments/credentials.yaml")
 LEAKY = ConnectionError(
@@ -55,7 +46,6 @@ class NotFoundError(ToolException):
     """A ToolException subclass, whose messages are also written for the model."""
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_report_type_only_names_the_tool_and_type_and_nothing_else(path: Path) -> None:
     agent = build_agent(
         [failing_tool("search", LEAKY)],
@@ -88,7 +78,6 @@ MESSAGES_OF = {
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(("error", "expected"), MESSAGES_OF.values(), ids=MESSAGES_OF.keys())
 def test_report_messages_of_passes_only_the_listed_types_messages(
     path: Path, error: Exception, expected: str
@@ -126,7 +115,6 @@ def test_report_messages_of_refuses_what_is_not_exception_types(
         assert "`exception_types`" in str(raised.value)  # the argument, by its name
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_log_handled_logs_the_traceback_and_no_request_payload(
     path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -190,7 +178,6 @@ def test_alog_handled_refuses_a_wrapped_handler_that_returns_no_awaitable_chaine
     assert raised.value.__cause__ is LEAKY
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_nothing_is_logged_unless_asked(path: Path, caplog: pytest.LogCaptureFixture) -> None:
     agent = build_agent(
         [failing_tool("search", LEAKY)],
@@ -250,7 +237,6 @@ def test_log_handled_refuses_an_async_handler() -> None:
         log_handled(safe)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_disclosure_nothing_secret_reaches_the_model_or_the_middleware_span(path: Path) -> None:
     client: Any = mock.create_autospec(langsmith.Client, instance=True)
     agent = build_agent(
@@ -319,7 +305,6 @@ def _lookup_tool() -> BaseTool:
 NOT_AN_INT = "Input should be a valid integer, unable to parse string as an integer"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_report_invalid_fields_names_each_wrong_argument_and_what_it_expects(path: Path) -> None:
     agent = build_agent(
         [_lookup_tool()],
@@ -336,7 +321,6 @@ def test_report_invalid_fields_names_each_wrong_argument_and_what_it_expects(pat
     assert message.status == "error"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_report_known_tools_names_the_missing_tool_and_every_tool_of_the_agent(
     path: Path,
 ) -> None:

@@ -26,7 +26,13 @@ class OrderFailed(Exception):
 
 
 def _failing_order_tool() -> BaseTool:
+    # The first two sync calls wait for each other before they fail: two calls are in the
+    # tool at once, on two threads, however fast each call would be alone.
+    together = threading.Barrier(2)
+
     def place(order: str) -> str:
+        if order in ("o-0", "o-1"):
+            together.wait(timeout=30)
         raise OrderFailed(order)
 
     async def aplace(order: str) -> str:

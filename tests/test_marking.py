@@ -23,7 +23,6 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
-    BaseMessage,
     HumanMessage,
     ToolCall,
     ToolMessage,
@@ -35,23 +34,26 @@ from pydantic import SecretStr
 from _langchain_tool_errors import asked_by
 from _langchain_tool_errors.marking import prepared
 from _langchain_tool_errors.providers import Provider, provider_of
-from langchain_tool_errors import ErrorBudget, Route, ToolErrorMiddleware
+from langchain_tool_errors import (
+    ErrorBudget,
+    Route,
+    SyncCapable,
+    ToolErrorContent,
+    ToolErrorMiddleware,
+)
 from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import (
-    PATHS,
     Agent,
     Path,
+    Sent,
     build_agent,
     call,
     direct_request,
     echo_tool,
+    explaining,
     failing_tool,
     run,
 )
-
-
-def _explain(exc: Exception, request: ToolCallRequest) -> str:
-    return f"{request.tool_call['name']} failed with {type(exc).__name__}"
 
 
 def _lookup(record_id: int) -> str:
@@ -61,27 +63,13 @@ def _lookup(record_id: int) -> str:
 LOOKUP = StructuredTool.from_function(_lookup, name="lookup", description="A record by id.")
 
 
-class _Sent:
-    """The model's final step: records the tool messages it was sent, then answers."""
-
-    def __init__(self) -> None:
-        self.messages: list[ToolMessage] = []
-
-    def __call__(self, messages: Sequence[BaseMessage]) -> AIMessage:
-        self.messages = [m for m in messages if isinstance(m, ToolMessage)]
-        return AIMessage("done")
-
-    def contents(self) -> dict[str | None, object]:
-        return {m.tool_call_id: m.content for m in self.messages}
-
-
 def _run(
     path: Path,
     tools: Sequence[BaseTool],
     middleware: Sequence[AgentMiddleware[Any, Any, Any]],
     *calls: tuple[str, str, dict[str, object]],
-) -> tuple[_Sent, dict[str, ToolMessage]]:
-    sent = _Sent()
+) -> tuple[Sent, dict[str, ToolMessage]]:
+    sent = Sent()
     agent = build_agent(
         tools, middleware, [call(name, id_, **args) for name, id_, args in calls], answer=sent
     )
@@ -90,12 +78,11 @@ def _run(
     return sent, kept
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_model_is_sent_the_handlers_text_marked_and_the_state_keeps_it_as_written(
     path: Path,
 ) -> None:
     sent, kept = _run(
-        path, [LOOKUP], [ToolErrorMiddleware(_explain)], ("lookup", "c1", {"record_id": 7})
+        path, [LOOKUP], [ToolErrorMiddleware(explaining)], ("lookup", "c1", {"record_id": 7})
     )
 
     assert sent.contents() == {"c1": "Error: lookup failed with KeyError"}
@@ -103,14 +90,13 @@ def test_the_model_is_sent_the_handlers_text_marked_and_the_state_keeps_it_as_wr
     assert kept["c1"].status == "error"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_errors_the_middleware_did_not_write_are_marked_too_and_results_never(
     path: Path,
 ) -> None:
     sent, kept = _run(
         path,
         [LOOKUP, echo_tool()],
-        [ToolErrorMiddleware(_explain)],
+        [ToolErrorMiddleware(explaining)],
         ("lookup", "invalid", {"record_id": "abc"}),
         ("lookkup", "unknown", {}),
         ("echo", "fine", {"query": "Error: not a failure"}),
@@ -136,13 +122,12 @@ ARCHIVE = StructuredTool.from_function(
 )
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tools_own_error_and_an_inner_middlewares_answer_are_marked(path: Path) -> None:
     retry = ToolRetryMiddleware(max_retries=1, initial_delay=0, on_failure="continue")
     sent, kept = _run(
         path,
         [ARCHIVE, LOOKUP],
-        [ToolErrorMiddleware(_explain, exceptions=TimeoutError), retry],
+        [ToolErrorMiddleware(explaining, exceptions=TimeoutError), retry],
         ("archive", "own", {"shelf": "x"}),
         ("lookup", "inner", {"record_id": 7}),
     )
@@ -153,18 +138,16 @@ def test_a_tools_own_error_and_an_inner_middlewares_answer_are_marked(path: Path
         assert sent.contents()[call_id] == "Error: " + kept[call_id].text
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_two_middleware_in_one_agent_mark_a_message_once(path: Path) -> None:
     middleware = [
-        ToolErrorMiddleware(_explain, name="outer"),
-        ToolErrorMiddleware(_explain, name="inner"),
+        ToolErrorMiddleware(explaining, name="outer"),
+        ToolErrorMiddleware(explaining, name="inner"),
     ]
     sent, _ = _run(path, [LOOKUP], middleware, ("lookup", "c1", {"record_id": 7}))
 
     assert sent.contents() == {"c1": "Error: lookup failed with KeyError"}
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     ("prefix", "expected"),
     [
@@ -175,17 +158,16 @@ def test_two_middleware_in_one_agent_mark_a_message_once(path: Path) -> None:
 def test_error_prefix_turns_marking_off_or_chooses_the_mark(
     path: Path, prefix: str | None, expected: str
 ) -> None:
-    middleware = ToolErrorMiddleware(_explain, error_prefix=prefix)
+    middleware = ToolErrorMiddleware(explaining, error_prefix=prefix)
     sent, kept = _run(path, [LOOKUP], [middleware], ("lookup", "c1", {"record_id": 7}))
 
     assert sent.contents() == {"c1": expected}
     assert kept["c1"].content == "lookup failed with KeyError"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_budgeted_middleware_with_routes_marks_the_same_way(path: Path) -> None:
     middleware = ToolErrorMiddleware.from_routes(
-        [Route(KeyError, _explain)], budget=ErrorBudget(per_tool=5), error_prefix="E: "
+        [Route(KeyError, explaining)], budget=ErrorBudget(per_tool=5), error_prefix="E: "
     )
     sent, _ = _run(
         path, [failing_tool("lookup", KeyError("x"))], [middleware], ("lookup", "c1", {})
@@ -323,7 +305,6 @@ def test_gemini_is_sent_a_text_as_its_error_key_and_blocks_with_the_prefix(
     assert result[1].content == expected
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_model_that_keeps_the_flag_is_sent_the_handlers_text_untouched(path: Path) -> None:
     pytest.importorskip("langchain_anthropic")
     from langchain_anthropic import ChatAnthropic
@@ -343,7 +324,7 @@ def test_a_model_that_keeps_the_flag_is_sent_the_handlers_text_untouched(path: P
     async def acall_model(given: ModelRequest[Any]) -> ModelResponse[Any]:
         return call_model(given)
 
-    middleware = ToolErrorMiddleware(_explain)
+    middleware = ToolErrorMiddleware(explaining)
     if path == "sync":
         middleware.wrap_model_call(request, call_model)
     else:
@@ -522,7 +503,6 @@ def _model_call(model: BaseChatModel) -> ModelRequest[Any]:
     return ModelRequest(model=model, messages=[HumanMessage("Show record 7.")])
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_block_the_asking_model_cannot_send_is_refused_at_the_failure(path: Path) -> None:
     pytest.importorskip("langchain_openai")
     from langchain_openai import ChatOpenAI
@@ -644,20 +624,19 @@ def _sent_to(
         return ModelResponse(result=[AIMessage("ok")])
 
     request: ModelRequest[Any] = ModelRequest(model=model, messages=list(messages))
-    ToolErrorMiddleware(_explain, error_prefix=prefix).wrap_model_call(request, call_model)
+    ToolErrorMiddleware(explaining, error_prefix=prefix).wrap_model_call(request, call_model)
     return sent[0]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_chat_model_class_met_for_the_first_time_is_sent_its_errors_marked(path: Path) -> None:
     """A class of the user's own, made in this test: no earlier call has seen it."""
 
     class InHouseChatModel(ScriptedChatModel):
         """A chat model class the package does not know."""
 
-    sent = _Sent()
+    sent = Sent()
     model = InHouseChatModel(script=[AIMessage("", tool_calls=[SEVEN]), sent])
-    agent: Agent = create_agent(model, tools=[LOOKUP], middleware=[ToolErrorMiddleware(_explain)])
+    agent: Agent = create_agent(model, tools=[LOOKUP], middleware=[ToolErrorMiddleware(explaining)])
 
     run(agent, path)
 
@@ -766,7 +745,6 @@ def test_each_error_message_is_checked_not_only_the_first(api: str, prefix: str 
     assert "'c7'" in str(raised.value)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_error_that_already_has_the_mark_leaves_the_next_ones_to_be_marked(
     path: Path,
 ) -> None:
@@ -774,7 +752,7 @@ def test_an_error_that_already_has_the_mark_leaves_the_next_ones_to_be_marked(
     sent, _ = _run(
         path,
         [LOOKUP],
-        [ToolErrorMiddleware(_explain)],
+        [ToolErrorMiddleware(explaining)],
         ("lookkup", "unknown", {}),
         ("lookup", "c1", {"record_id": 7}),
     )
@@ -790,17 +768,27 @@ def _asked_many(
         middleware.wrap_model_call(_model_call(model), _answering(reply))
 
 
-def test_the_latest_replies_that_ask_for_tools_are_remembered_and_the_oldest_dropped(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """With room for two, the third reply pushes the first out: its check comes later."""
+RoomForTwo = tuple[ToolErrorMiddleware[ToolErrorContent, Exception, SyncCapable], BaseChatModel]
+
+
+@pytest.fixture
+def room_for_two(monkeypatch: pytest.MonkeyPatch) -> RoomForTwo:
+    """Our middleware, remembering at most two replies that asked for tools, and a bare
+    `ChatOpenAI`, whose Chat Completions take no image in a tool message."""
     pytest.importorskip("langchain_openai")
     from langchain_openai import ChatOpenAI
 
     monkeypatch.setattr(asked_by, "_KEPT", 2)
-    middleware = ToolErrorMiddleware(_image_handler)
+    return ToolErrorMiddleware(_image_handler), _bare(ChatOpenAI)
+
+
+def test_the_latest_replies_that_ask_for_tools_are_remembered_and_the_oldest_dropped(
+    room_for_two: RoomForTwo,
+) -> None:
+    """With room for two, the third reply pushes the first out: its check comes later."""
+    middleware, model = room_for_two
     replies = [_asking(f"reply-{n}-{uuid4()}") for n in range(3)]
-    _asked_many(middleware, _bare(ChatOpenAI), replies)
+    _asked_many(middleware, model, replies)
 
     for kept in replies[1:]:
         with pytest.raises(TypeError) as raised:
@@ -811,17 +799,13 @@ def test_the_latest_replies_that_ask_for_tools_are_remembered_and_the_oldest_dro
 
 
 def test_final_answers_never_push_out_a_reply_whose_tools_have_not_run(
-    monkeypatch: pytest.MonkeyPatch,
+    room_for_two: RoomForTwo,
 ) -> None:
     """Replies without tool calls (other runs' final answers) are not remembered."""
-    pytest.importorskip("langchain_openai")
-    from langchain_openai import ChatOpenAI
-
-    monkeypatch.setattr(asked_by, "_KEPT", 2)
-    middleware = ToolErrorMiddleware(_image_handler)
+    middleware, model = room_for_two
     reply = _asking(f"reply-{uuid4()}")
     answers = [AIMessage("done", id=f"answer-{n}-{uuid4()}") for n in range(2)]
-    _asked_many(middleware, _bare(ChatOpenAI), [reply, *answers])
+    _asked_many(middleware, model, [reply, *answers])
 
     with pytest.raises(TypeError) as raised:
         middleware.wrap_tool_call(_after(reply), _raise_key_error)

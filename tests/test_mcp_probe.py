@@ -15,25 +15,24 @@ up, so that the middleware's MCP tests can rely on it:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command
 from typing_extensions import override
 
-from tests._agents import build_agent, call, question, tool_messages
+from tests._agents import Sent, build_agent, call, question, tool_messages
 
 # The MCP packages come with the `dev` extra only (see pyproject.toml).
 pytest.importorskip("fastmcp", reason="the MCP tests need `pip install -e '.[dev]'`")
 
 from tests._mcp_server import ARCHIVED_RECORD
 from tests._mcp_tools import mcp_tools
+from tests._wrapping import Around, AroundToolCalls, ToolResult
 
 # One server for the whole module: starting it (a Python process importing the MCP SDK)
 # takes about a second, the calls themselves a few milliseconds.
@@ -58,38 +57,23 @@ SEEN_BY_THE_MODEL: dict[str, tuple[str, list[dict[str, Any]], object]] = {
 }
 
 
-class Outcomes(AgentMiddleware[Any, Any, Any]):
+class Outcomes(AroundToolCalls):
     """Records what each tool call returned or raised under `awrap_tool_call`."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.returned: list[ToolMessage | Command[Any]] = []
+        self.returned: list[ToolResult] = []
         self.raised: list[Exception] = []
 
     @override
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
+    def around(self, request: ToolCallRequest) -> Around:
         try:
-            outcome = await handler(request)
+            outcome = yield
         except Exception as exc:
             self.raised.append(exc)
             return ToolMessage("recorded", tool_call_id=request.tool_call["id"], status="error")
         self.returned.append(outcome)
         return outcome
-
-
-class Conversation:
-    """The model's closing step: it answers, keeping the messages it was given."""
-
-    def __init__(self) -> None:
-        self.seen: list[BaseMessage] = []
-
-    def answer(self, messages: Sequence[BaseMessage]) -> AIMessage:
-        self.seen = list(messages)
-        return AIMessage("done")
 
 
 def blocks(message: ToolMessage) -> list[dict[str, Any]]:
@@ -132,11 +116,11 @@ async def test_the_loaded_tools_are_async_and_handle_their_own_mcp_errors(
 async def test_an_mcp_error_result_reaches_the_model_as_an_error_tool_message(
     tools: list[BaseTool],
 ) -> None:
-    outcomes, conversation = Outcomes(), Conversation()
-    agent = build_agent(tools, [outcomes], [ARCHIVED, FOUND, ECHOED], answer=conversation.answer)
+    outcomes, sent = Outcomes(), Sent()
+    agent = build_agent(tools, [outcomes], [ARCHIVED, FOUND, ECHOED], answer=sent)
     result = await agent.ainvoke(question())
 
-    received = {m.tool_call_id: m for m in conversation.seen if isinstance(m, ToolMessage)}
+    received = {m.tool_call_id: m for m in sent.conversation if isinstance(m, ToolMessage)}
     assert received == tool_messages(result)
     seen = {
         call_id: (message.status, without_ids(message), message.artifact)

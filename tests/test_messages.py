@@ -544,7 +544,6 @@ def test_a_wrong_handler_result_is_refused_naming_its_type_and_the_fix(
         assert mentions(message, fix), (fix, message)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_content_block_a_refusal_shows_is_content_the_model_receives(path: Path) -> None:
     block: dict[str, str] = ast.literal_eval(EXAMPLE_BLOCK)
 
@@ -581,7 +580,6 @@ def _hook(
     return asyncio.run(middleware.awrap_tool_call(request, afail))
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_call_whose_name_is_not_a_str_is_refused_naming_the_value_and_the_message_type(
     path: Path,
 ) -> None:
@@ -639,7 +637,6 @@ STOPS: dict[str, tuple[Callable[[], ToolErrorMiddleware], tuple[str, ...], tuple
 
 
 @pytest.mark.parametrize("case", STOPS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_stopped_run_names_the_tool_the_count_the_limit_and_the_budget(
     path: Path, case: str
 ) -> None:
@@ -669,7 +666,6 @@ TEMPLATES = {
 
 
 @pytest.mark.parametrize("template", TEMPLATES)
-@pytest.mark.parametrize("path", PATHS)
 def test_tell_fills_in_the_tools_name_and_count_through_the_templates_format_specs(
     path: Path, template: str
 ) -> None:

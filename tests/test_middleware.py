@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from enum import Enum
 from typing import Any
 
@@ -14,7 +14,6 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import InputAgentState
 from langchain_core.messages import (
     AIMessage,
-    BaseMessage,
     HumanMessage,
     TextContentBlock,
     ToolCall,
@@ -37,11 +36,11 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import (
-    PATHS,
     Agent,
     Calls,
     Path,
     Ready,
+    Sent,
     build_agent,
     call,
     direct_request,
@@ -91,7 +90,6 @@ def _hook(
 # --- parity with langchain's class -------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_handler_content_becomes_an_error_tool_message_the_model_reads(path: Path) -> None:
     tool = failing_tool("search", TimeoutError("upstream timed out"))
     agent = build_agent([tool], [ToolErrorMiddleware(explain)], [call("search", "c1")])
@@ -108,7 +106,6 @@ def test_handler_content_becomes_an_error_tool_message_the_model_reads(path: Pat
     assert final.content == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("container", [list, tuple], ids=["list", "tuple"])
 def test_content_blocks_reach_the_model_as_a_list(
     path: Path, container: Callable[[list[TextContentBlock]], Any]
@@ -130,7 +127,6 @@ def test_content_blocks_reach_the_model_as_a_list(
     assert message.status == "error"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_handler_returning_none_reraises_the_original_exception_object(path: Path) -> None:
     error = PermissionError("no access")
     agent = build_agent(
@@ -222,7 +218,6 @@ def test_async_only_middleware_refuses_the_sync_path_before_the_tool_runs() -> N
     assert ran == []
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("by", ["name", "tool"])
 def test_tools_filter_leaves_other_tools_untouched(path: Path, by: str) -> None:
     search = failing_tool("search", TimeoutError())
@@ -251,7 +246,6 @@ def test_tools_filter_leaves_other_tools_untouched(path: Path, by: str) -> None:
     assert len(calls.seen) == 1
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_interrupt_pauses_the_run_and_never_reaches_the_handler(path: Path) -> None:
     def approve(query: str = "") -> str:
         answer = interrupt({"question": "approve?"})
@@ -277,7 +271,6 @@ def test_interrupt_pauses_the_run_and_never_reaches_the_handler(path: Path) -> N
     assert calls.seen == []
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_control_flow_signals_propagate_even_when_all_exceptions_are_selected(path: Path) -> None:
     signal = ParentCommand(Command(graph=Command.PARENT, goto="elsewhere"))
     calls = Calls()
@@ -291,7 +284,6 @@ def test_control_flow_signals_propagate_even_when_all_exceptions_are_selected(pa
     assert calls.seen == []
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     "result",
     [ToolMessage(content="fine", tool_call_id="c1"), Command(update={"messages": []})],
@@ -314,7 +306,6 @@ def test_successful_results_pass_through_as_the_same_object(
     assert returned is result
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_successful_tool_calls_in_an_agent_are_untouched(path: Path) -> None:
     calls = Calls()
     agent = build_agent(
@@ -382,7 +373,6 @@ def test_a_raising_handler_propagates_with_the_tool_exception_as_context(
 # --- beyond langchain's class -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_exceptions_selects_which_failures_reach_the_handler(path: Path) -> None:
     def narrow(exc: LookupError, request: ToolCallRequest) -> str:
         return f"missing: {exc.args[0]}"
@@ -400,7 +390,6 @@ def test_exceptions_selects_which_failures_reach_the_handler(path: Path) -> None
     assert raised.value is error
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_named_instances_give_each_tool_its_own_policy_in_one_agent(path: Path) -> None:
     search = failing_tool("search", TimeoutError())
     lookup = failing_tool("lookup", KeyError("k"))
@@ -432,7 +421,6 @@ def test_two_instances_sharing_a_name_stop_the_agent_being_built_as_the_guide_sa
     build_agent([search], named, [])
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_call_without_an_id_raises_a_clear_error_chained_to_the_tool_exception(
     path: Path,
 ) -> None:
@@ -559,7 +547,6 @@ def test_the_configuration_cannot_be_reassigned(attribute: str) -> None:
     assert middleware.on_error is explain
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_handler_given_at_construction_keeps_running_after_an_attempted_swap(
     path: Path,
 ) -> None:
@@ -578,7 +565,6 @@ def test_the_handler_given_at_construction_keeps_running_after_an_attempted_swap
 # --- the tool a failed call names -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_failure_without_a_tool_object_is_named_and_selected_by_the_calls_name(
     path: Path,
 ) -> None:
@@ -593,7 +579,6 @@ def test_a_failure_without_a_tool_object_is_named_and_selected_by_the_calls_name
         _hook(ToolErrorMiddleware(explain, tools=["other"]), request, path)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_tools_own_name_wins_over_the_name_in_the_call(path: Path) -> None:
     request = direct_request(failing_tool("search_v2", KeyError("k")), call("search", "c1"))
 
@@ -605,7 +590,6 @@ def test_the_tools_own_name_wins_over_the_name_in_the_call(path: Path) -> None:
         _hook(ToolErrorMiddleware(explain, tools=["search"]), request, path)
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     ("call_id", "shown"), [("", "'' (str)"), (7, "7 (int)")], ids=["empty", "int"]
 )
@@ -622,7 +606,6 @@ def test_a_call_id_that_is_empty_or_not_a_str_fails_chained_to_the_tool_exceptio
     assert isinstance(raised.value.__cause__, KeyError)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_call_name_that_is_not_a_str_fails_chained_to_the_tool_exception(path: Path) -> None:
     tool_call: Any = {"name": 7, "args": {}, "id": "c1", "type": "tool_call"}
     request = direct_request(None, tool_call)
@@ -695,18 +678,6 @@ def test_the_repr_shows_a_budget_and_a_repair_beside_every_other_option() -> Non
     )
 
 
-class _Sent:
-    """The model's final step: keeps the tool messages it was sent, then answers."""
-
-    def __init__(self) -> None:
-        self.messages: list[ToolMessage] = []
-
-    def __call__(self, messages: Sequence[BaseMessage]) -> AIMessage:
-        self.messages = [m for m in messages if isinstance(m, ToolMessage)]
-        return AIMessage("done")
-
-
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     "middleware",
     [ToolErrorMiddleware(explain), ToolErrorMiddleware.from_routes([Route(KeyError, explain)])],
@@ -715,7 +686,7 @@ class _Sent:
 def test_the_model_reads_an_error_marked_error_by_default_however_the_middleware_is_made(
     path: Path, middleware: ToolErrorMiddleware[str, Exception, SyncCapable]
 ) -> None:
-    sent = _Sent()
+    sent = Sent()
     agent = build_agent(
         [failing_tool("search", KeyError("k"))], [middleware], [call("search", "c1")], answer=sent
     )
@@ -727,11 +698,10 @@ def test_the_model_reads_an_error_marked_error_by_default_however_the_middleware
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_model_is_sent_an_answer_for_an_unanswered_call_beside_a_marked_error(
     path: Path,
 ) -> None:
-    sent = _Sent()
+    sent = Sent()
     # The scripted model counts the replies in the conversation: the history holds one.
     model = ScriptedChatModel(script=[AIMessage("never sent"), sent])
     agent: Agent = create_agent(
@@ -759,7 +729,6 @@ CLOSED_WITHOUT_ITS_COUNT = {
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tool_closed_without_its_count_kept_reads_the_tools_count(path: Path) -> None:
     budget = ErrorBudget(per_tool=1, when_spent="tell", message="`{tool}` off after {count}")
     middleware = ToolErrorMiddleware(explain, budget=budget)
@@ -774,7 +743,6 @@ def test_a_tool_closed_without_its_count_kept_reads_the_tools_count(path: Path) 
     assert (message.tool_call_id, message.text) == ("c3", "`weather` off after 2")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_call_id_the_input_ends_with_answered_may_fail_again_in_the_run(path: Path) -> None:
     # An input may end with the model's reply and the caller's answers to it. A model that
     # uses that call's id again in the run (some servers number ids per reply) meets a

@@ -43,13 +43,10 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
-    ChannelVersions,
     Checkpoint,
-    CheckpointMetadata,
 )
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from pydantic import SecretStr
 from typing_extensions import override
 
 from _langchain_tool_errors.state import BudgetStop
@@ -64,14 +61,14 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
-from tests._agents import PATHS, Agent, Path, call, echo_tool, failing_tool
+from tests._agents import Agent, Path, call, echo_tool, failing_tool
 from tests._loopback import Loopback, Recorded, Reply, Respond
 from tests._postgres import Postgres
 from tests._processes import run_python
+from tests._providers import PROVIDERS, Provider, chat_model
+from tests._savers import Watching
 from tests.conftest import FIGURES
 
-Provider = Literal["openai", "anthropic"]
-PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic")
 Saver = Literal["postgres", "memory"]
 SAVERS: tuple[Saver, ...] = ("postgres", "memory")
 
@@ -188,34 +185,6 @@ def respond(provider: Provider) -> Respond:
         return openai_reply(body) if provider == "openai" else anthropic_reply(body)
 
     return answer
-
-
-def chat_model(provider: Provider, url: str) -> BaseChatModel:
-    """The real chat model class on the loopback: dummy key, no retries, a short timeout."""
-    pytest.importorskip("langchain_openai", reason="needs langchain-openai")
-    pytest.importorskip("langchain_anthropic", reason="needs langchain-anthropic")
-    from langchain_anthropic import ChatAnthropic
-    from langchain_openai import ChatOpenAI
-
-    if provider == "openai":
-        return ChatOpenAI(
-            model="gpt-4o-mini",
-            base_url=f"{url}/v1",
-            api_key=SecretStr("sk-test"),
-            max_retries=0,
-            timeout=5,
-        )
-    # `model`, `base_url`, `api_key` and `timeout` are pydantic aliases the checkers do not
-    # see in the generated `__init__`, so the model is validated from a dict.
-    return ChatAnthropic.model_validate(
-        {
-            "model": "claude-test",
-            "base_url": url,
-            "api_key": "sk-ant-test",
-            "max_retries": 0,
-            "timeout": 5,
-        }
-    )
 
 
 def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -358,7 +327,6 @@ def maybe_postgres(request: pytest.FixtureRequest, saver: Saver) -> Postgres | N
 
 @pytest.mark.providers
 @pytest.mark.parametrize("saver", SAVERS)
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_stopped_thread_goes_on_with_every_call_paired_in_the_providers_request(
     provider: Provider, path: Path, saver: Saver, maybe_postgres: Postgres | None
@@ -452,7 +420,6 @@ def assert_one_text_for_the_closed_tool(values: Mapping[str, Any]) -> None:
     assert texts == dict.fromkeys(CLOSED, told.content), texts
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tool_closed_by_tell_gets_one_text_for_the_whole_run(
     path: Path, postgres: Postgres
 ) -> None:
@@ -612,20 +579,20 @@ class _Warnings(logging.Handler):
         self.lines.append(record.getMessage())
 
 
+class _Remembering(Watching):
+    """Keeps the last checkpoint it is given in `_IN_MEMORY`, as the writer had it."""
+
+    @override
+    def saving(self, checkpoint: Checkpoint | None, writes: Sequence[tuple[str, Any]]) -> None:
+        if checkpoint is not None:
+            _remember(checkpoint)
+
+
 def _write_postgres(uri: str) -> None:
     from langgraph.checkpoint.postgres import PostgresSaver
 
-    class Recording(PostgresSaver):
-        @override
-        def put(
-            self,
-            config: RunnableConfig,
-            checkpoint: Checkpoint,
-            metadata: CheckpointMetadata,
-            new_versions: ChannelVersions,
-        ) -> RunnableConfig:
-            _remember(checkpoint)
-            return super().put(config, checkpoint, metadata, new_versions)
+    class Recording(_Remembering, PostgresSaver):
+        pass
 
     with Recording.from_conn_string(uri) as checkpointer:
         checkpointer.setup()
@@ -635,17 +602,8 @@ def _write_postgres(uri: str) -> None:
 def _write_sqlite(file: str) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    class Recording(SqliteSaver):
-        @override
-        def put(
-            self,
-            config: RunnableConfig,
-            checkpoint: Checkpoint,
-            metadata: CheckpointMetadata,
-            new_versions: ChannelVersions,
-        ) -> RunnableConfig:
-            _remember(checkpoint)
-            return super().put(config, checkpoint, metadata, new_versions)
+    class Recording(_Remembering, SqliteSaver):
+        pass
 
     with Recording.from_conn_string(file) as checkpointer:
         _run_format_agent(checkpointer)

@@ -15,39 +15,24 @@ sync `_stream` one chunk at a time), so the async rows go through the same reque
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
 import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import pytest
-from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware import ToolErrorMiddleware as LangchainToolErrorMiddleware
 from langchain_core.messages import ContentBlock
-from langchain_core.messages.content import (
-    FileContentBlock,
-    ImageContentBlock,
-    TextContentBlock,
-)
-from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
-from langgraph.prebuilt.tool_node import ToolCallRequest
 from pydantic import SecretStr
 
 from langchain_tool_errors import ToolErrorMiddleware
-from tests._agents import Agent, question, tool_messages
-from tests._loopback import Loopback, Recorded, Reply, Respond
-from tests._wire_bedrock import (
-    CONVERSE_CALL_ID,
-    INVOKE_CALL_ID,
-    MODEL,
-    operation,
-    script,
-    tool_results,
-)
+from tests import _providers
+from tests._agents import question, tool_messages
+from tests._loopback import Recorded, Reply, Respond
+from tests._providers import Mode, Mount, Prefix, ProviderServer, StreamingAgent
+from tests._wire_bedrock import APIS, MODEL, Api, operation, script, tool_result, tool_results
 
 pytest.importorskip("langchain_aws", reason="needs langchain-aws")
 
@@ -55,19 +40,8 @@ from langchain_aws import ChatBedrock, ChatBedrockConverse
 
 pytestmark = pytest.mark.providers
 
-HANDLER_TEXT = "lookup failed with KeyError; try another id."
 REGION = "us-east-1"
 DUMMY = SecretStr("test")
-ONE_ROUND: RunnableConfig = {"recursion_limit": 10}
-"""Ample for a call, its result and the answer; a script that never sees the result fails
-fast with `GraphRecursionError` instead of looping up to langgraph's default of 10,007."""
-
-Api = Literal["converse", "invoke"]
-APIS: tuple[Api, ...] = ("converse", "invoke")
-"""`ChatBedrockConverse` on the Converse API, and `ChatBedrock` on InvokeModel."""
-
-Mode = Literal["sync", "async", "sync streaming", "async streaming"]
-MODES: tuple[Mode, ...] = ("sync", "async", "sync streaming", "async streaming")
 
 OPERATIONS: dict[tuple[Api, bool], str] = {
     ("converse", False): "converse",
@@ -78,19 +52,6 @@ OPERATIONS: dict[tuple[Api, bool], str] = {
 """The last segment of `/model/<model id>/<operation>`, by API and whether the model streams."""
 
 
-def lookup(record_id: int) -> str:
-    """Look a record up by its id."""
-    raise KeyError(record_id)
-
-
-def lookup_tool() -> BaseTool:
-    return StructuredTool.from_function(lookup, name="lookup")
-
-
-def explain(exc: Exception, request: ToolCallRequest) -> str:
-    return HANDLER_TEXT
-
-
 def bedrock(
     api: Api, url: str, *, streaming: bool, converse: bool = False
 ) -> ChatBedrockConverse | ChatBedrock:
@@ -98,47 +59,36 @@ def bedrock(
 
     `max_retries=0` and `timeout=5` become the clients' botocore `Config` (no retries,
     5 s to connect and to read). `converse=True` puts `ChatBedrock` on the Converse API.
+    The two classes name the endpoint and the region each their own way.
     """
+    options: dict[str, object] = {
+        "model": MODEL,
+        "aws_access_key_id": DUMMY,
+        "aws_secret_access_key": DUMMY,
+        "max_retries": 0,
+        "timeout": 5,
+        "streaming": streaming,
+    }
     if api == "converse":
-        return ChatBedrockConverse(
-            model=MODEL,
-            base_url=url,
-            region_name=REGION,
-            aws_access_key_id=DUMMY,
-            aws_secret_access_key=DUMMY,
-            max_retries=0,
-            timeout=5,
-            streaming=streaming,
+        return ChatBedrockConverse.model_validate(
+            {**options, "base_url": url, "region_name": REGION}
         )
-    return ChatBedrock(
-        model=MODEL,
-        endpoint_url=url,
-        region=REGION,
-        aws_access_key_id=DUMMY,
-        aws_secret_access_key=DUMMY,
-        max_retries=0,
-        timeout=5,
-        streaming=streaming,
-        beta_use_converse_api=converse,
+    return ChatBedrock.model_validate(
+        {**options, "endpoint_url": url, "region": REGION, "beta_use_converse_api": converse}
     )
 
 
 class Bedrock:
-    """The module's one loopback server and its models; each run gives it its own script.
+    """The module's models, on one mount of the provider server; each run sets its script.
 
-    A server per test cost ~0.5 s at shutdown (`serve_forever` polls twice a second) and a
-    model per test ~0.3 s (each of its two boto3 clients parses botocore's endpoint data
-    anew), so the module has one server, one model per configuration (the agents bind the
-    tools on their own copies), and each run reads its own slice of the recorded requests.
+    A model per test cost ~0.3 s (each of its two boto3 clients parses botocore's endpoint
+    data anew), so the module has one model per configuration (the agents bind the tools on
+    their own copies), and each run reads its own slice of the mount's requests.
     """
 
-    def __init__(self) -> None:
-        self.loopback = Loopback(self._answer)
-        self.respond: Respond = script()
+    def __init__(self, mount: Mount) -> None:
+        self.mount = mount
         self._models: dict[tuple[Api, bool, bool], ChatBedrockConverse | ChatBedrock] = {}
-
-    def _answer(self, recorded: Recorded) -> Reply:
-        return self.respond(recorded)
 
     def model(
         self, api: Api, *, streaming: bool, converse: bool = False
@@ -146,9 +96,7 @@ class Bedrock:
         """The model for this configuration, built on first use."""
         key = (api, streaming, converse)
         if key not in self._models:
-            self._models[key] = bedrock(
-                api, self.loopback.url, streaming=streaming, converse=converse
-            )
+            self._models[key] = bedrock(api, self.mount.url, streaming=streaming, converse=converse)
         return self._models[key]
 
     def agent(
@@ -158,13 +106,11 @@ class Bedrock:
         *,
         streaming: bool = False,
         converse: bool = False,
-    ) -> Agent:
+    ) -> StreamingAgent:
         """A real agent with the tool `lookup` and `middleware`, on this configuration's model."""
-        model = self.model(api, streaming=streaming, converse=converse)
-        agent: Agent = create_agent(
-            model, tools=[lookup_tool()], middleware=[middleware] if middleware else []
+        return _providers.agent_on(
+            self.model(api, streaming=streaming, converse=converse), middleware
         )
-        return agent
 
     def run(
         self,
@@ -172,26 +118,37 @@ class Bedrock:
         api: Api,
         mode: Mode,
         *,
-        args: Mapping[str, object] | None = None,
+        args: Mapping[str, object] = _providers.SEVEN,
         converse: bool = False,
     ) -> tuple[dict[str, Any], list[Recorded]]:
         """A real agent on the loopback: the model calls `lookup` with `args`, then answers.
 
-        Returns the agent's result and the requests of this run, in order.
+        A streaming mode builds the model with `streaming=True`. Returns the agent's result
+        and the requests of this run, in order.
         """
-        self.respond = script(args)
-        start = len(self.loopback.requests)
-        agent = self.agent(middleware, api, streaming=mode.endswith("streaming"), converse=converse)
-        if mode.startswith("sync"):
-            result = agent.invoke(question(), ONE_ROUND)
-        else:
-            result = asyncio.run(agent.ainvoke(question(), ONE_ROUND))
-        return result, self.loopback.requests[start:]
+        self.mount.respond = script(args)
+        agent = self.agent(middleware, api, streaming=_providers.streamed(mode), converse=converse)
+        return _providers.invoked(self.mount, agent, mode)
+
+    def refused(
+        self,
+        middleware: AgentMiddleware[Any, Any, Any] | None,
+        api: Api,
+        error: type[Exception],
+        match: str | None = None,
+        respond: Respond | None = None,
+    ) -> tuple[Exception, list[Recorded]]:
+        """A run (`invoke`) that must raise `error`: what it raised, and the requests of the
+        run; the model's side is `respond`, or calls `lookup` and then answers."""
+        self.mount.respond = respond or script()
+        return _providers.refused(self.mount, self.agent(middleware, api), error, match)
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bedrock]:
-    """The module's server, with the machine's AWS setup out of the clients' reach.
+def server(
+    provider_server: ProviderServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Bedrock]:
+    """The module's models, with the machine's AWS setup out of the clients' reach.
 
     No profile, config or credentials file, bearer key, endpoint or retry setting from the
     environment: the models see only the dummy keys, region and options they are given.
@@ -210,9 +167,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bedrock]:
             env.delenv(name, raising=False)
         env.setenv("AWS_CONFIG_FILE", str(empty / "config"))
         env.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty / "credentials"))
-        bedrock_server = Bedrock()
-        with bedrock_server.loopback:
-            yield bedrock_server
+        yield Bedrock(provider_server.mount(script()))
 
 
 def sent_result(requests: Sequence[Recorded]) -> Any:
@@ -225,33 +180,26 @@ def sent_result(requests: Sequence[Recorded]) -> Any:
 
 def flagged(text: str) -> dict[str, object]:
     """A Converse `toolResult` for the call, of one text block, with the error flag."""
-    return with_content("converse", [{"text": text}])
+    return tool_result("converse", [{"text": text}])
 
 
 def unflagged(content: object) -> dict[str, object]:
     """An Anthropic `tool_result` block for the call: ChatBedrock writes no `is_error`."""
-    return with_content("invoke", content)
+    return tool_result("invoke", content)
 
 
-def with_content(api: Api, content: object) -> dict[str, object]:
-    """The tool result for the call as each API spells it, with this `content`."""
-    if api == "converse":
-        return {"toolUseId": CONVERSE_CALL_ID, "content": content, "status": "error"}
-    return {"type": "tool_result", "tool_use_id": INVOKE_CALL_ID, "content": content}
-
-
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", _providers.MODES)
 @pytest.mark.parametrize(
     ("api", "message"),
     [
         pytest.param(
             "converse",
-            {"role": "user", "content": [{"toolResult": flagged(HANDLER_TEXT)}]},
+            {"role": "user", "content": [{"toolResult": flagged(_providers.HANDLER_TEXT)}]},
             id="converse: flagged, as written",
         ),
         pytest.param(
             "invoke",
-            {"role": "user", "content": [unflagged("Error: " + HANDLER_TEXT)]},
+            {"role": "user", "content": [unflagged("Error: " + _providers.HANDLER_TEXT)]},
             id="invoke: no flag, marked",
         ),
     ],
@@ -259,20 +207,20 @@ def with_content(api: Api, content: object) -> dict[str, object]:
 def test_the_failed_call_is_sent_flagged_or_marked_once(
     server: Bedrock, api: Api, message: dict[str, object], mode: Mode
 ) -> None:
-    _, requests = server.run(ToolErrorMiddleware(explain), api, mode)
+    _, requests = server.run(ToolErrorMiddleware(_providers.explain), api, mode)
 
     # The conversation: the question, the model's call, the tool's result.
     assert requests[1].json()["messages"][2] == message
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", _providers.MODES)
 @pytest.mark.parametrize("api", APIS)
 def test_each_mode_uses_its_endpoint(server: Bedrock, api: Api, mode: Mode) -> None:
-    _, requests = server.run(ToolErrorMiddleware(explain, error_prefix=None), api, mode)
+    _, requests = server.run(ToolErrorMiddleware(_providers.explain, error_prefix=None), api, mode)
 
     endpoint = (
         "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/"
-        + OPERATIONS[api, mode.endswith("streaming")]
+        + OPERATIONS[api, _providers.streamed(mode)]
     )
     assert [(recorded.method, recorded.path) for recorded in requests] == [("POST", endpoint)] * 2
     for recorded in requests:  # signed (SigV4) with the dummy key, for the region given
@@ -288,18 +236,18 @@ def test_the_async_path_runs_the_sync_client_on_another_thread(
     server: Bedrock, api: Api, mode: Mode
 ) -> None:
     """langchain-core's default `_agenerate` / `_astream` hand the sync calls to its executor."""
-    streaming = mode.endswith("streaming")
-    agent = server.agent(ToolErrorMiddleware(explain), api, streaming=streaming)
+    streaming = _providers.streamed(mode)
+    agent = server.agent(ToolErrorMiddleware(_providers.explain), api, streaming=streaming)
     senders: list[int] = []
 
     def before_send(**kwargs: object) -> None:
         senders.append(threading.get_ident())
 
     async def run_on_the_loop() -> int:
-        await agent.ainvoke(question(), ONE_ROUND)
+        await agent.ainvoke(question(), _providers.ONE_ROUND)
         return threading.get_ident()
 
-    server.respond = script()
+    server.mount.respond = script()
     events = server.model(api, streaming=streaming).client.meta.events
     events.register("before-send.bedrock-runtime", before_send)
     try:
@@ -311,15 +259,15 @@ def test_the_async_path_runs_the_sync_client_on_another_thread(
     assert loop not in senders
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", _providers.MODES)
 @pytest.mark.parametrize("api", APIS)
 def test_the_agent_state_keeps_the_message_as_the_handler_wrote_it(
     server: Bedrock, api: Api, mode: Mode
 ) -> None:
-    result, _ = server.run(ToolErrorMiddleware(explain), api, mode)
+    result, _ = server.run(ToolErrorMiddleware(_providers.explain), api, mode)
 
     [message] = tool_messages(result).values()
-    assert (message.content, message.status) == (HANDLER_TEXT, "error")
+    assert (message.content, message.status) == (_providers.HANDLER_TEXT, "error")
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -327,7 +275,7 @@ def test_the_agent_state_keeps_the_message_as_the_handler_wrote_it(
 def test_an_error_tool_node_writes_is_sent_flagged_or_marked(
     server: Bedrock, api: Api, mode: Mode
 ) -> None:
-    middleware = ToolErrorMiddleware(explain)
+    middleware = ToolErrorMiddleware(_providers.explain)
     result, requests = server.run(middleware, api, mode, args={"record_id": "abc"})
 
     [message] = tool_messages(result).values()
@@ -341,23 +289,31 @@ def test_an_error_tool_node_writes_is_sent_flagged_or_marked(
     ("api", "prefix", "handler_text", "sent"),
     [
         pytest.param(
-            "converse", None, HANDLER_TEXT, flagged(HANDLER_TEXT), id="converse, unmarked: flagged"
+            "converse",
+            None,
+            _providers.HANDLER_TEXT,
+            flagged(_providers.HANDLER_TEXT),
+            id="converse, unmarked: flagged",
         ),
         pytest.param(
             "converse",
             "Tool error: ",
-            HANDLER_TEXT,
-            flagged(HANDLER_TEXT),
+            _providers.HANDLER_TEXT,
+            flagged(_providers.HANDLER_TEXT),
             id="converse, another prefix: flagged, not marked",
         ),
         pytest.param(
-            "invoke", None, HANDLER_TEXT, unflagged(HANDLER_TEXT), id="invoke, unmarked: as written"
+            "invoke",
+            None,
+            _providers.HANDLER_TEXT,
+            unflagged(_providers.HANDLER_TEXT),
+            id="invoke, unmarked: as written",
         ),
         pytest.param(
             "invoke",
             "Tool error: ",
-            HANDLER_TEXT,
-            unflagged("Tool error: " + HANDLER_TEXT),
+            _providers.HANDLER_TEXT,
+            unflagged("Tool error: " + _providers.HANDLER_TEXT),
             id="invoke, another prefix",
         ),
         pytest.param(
@@ -372,10 +328,8 @@ def test_an_error_tool_node_writes_is_sent_flagged_or_marked(
 def test_the_error_prefix_option_decides_the_mark(
     server: Bedrock, api: Api, prefix: str | None, handler_text: str, sent: dict[str, object]
 ) -> None:
-    def handler(exc: Exception, request: ToolCallRequest) -> str:
-        return handler_text
-
-    _, requests = server.run(ToolErrorMiddleware(handler, error_prefix=prefix), api, "sync")
+    middleware = ToolErrorMiddleware(_providers.answering(handler_text), error_prefix=prefix)
+    _, requests = server.run(middleware, api, "sync")
 
     assert sent_result(requests) == sent
 
@@ -386,10 +340,12 @@ def test_chat_bedrock_on_the_converse_api_sends_the_flag_and_no_mark(server: Bed
     Its request keeps the flag, so the text is sent as the handler wrote it: never marked
     twice, once by the flag and once by the prefix.
     """
-    _, requests = server.run(ToolErrorMiddleware(explain), "invoke", "sync", converse=True)
+    _, requests = server.run(
+        ToolErrorMiddleware(_providers.explain), "invoke", "sync", converse=True
+    )
 
     assert [operation(recorded) for recorded in requests] == ["converse", "converse"]
-    assert sent_result(requests) == flagged(HANDLER_TEXT)
+    assert sent_result(requests) == flagged(_providers.HANDLER_TEXT)
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -397,41 +353,25 @@ def test_a_server_error_is_not_retried(server: Bedrock, api: Api) -> None:
     def fail(recorded: Recorded) -> Reply:
         return Reply.of_json({"__type": "InternalServerException", "message": "boom"}, 500)
 
-    server.respond = fail
-    start = len(server.loopback.requests)
-    with pytest.raises(Exception, match=r"\(reached max retries: 0\): boom") as raised:
-        server.agent(None, api).invoke(question(), ONE_ROUND)
+    error, requests = server.refused(
+        None, api, Exception, r"\(reached max retries: 0\): boom", respond=fail
+    )
 
-    assert type(raised.value).__name__ == "InternalServerException"  # botocore's, untyped
-    requests = server.loopback.requests[start:]
+    assert type(error).__name__ == "InternalServerException"  # botocore's, untyped
     assert [recorded.headers["amz-sdk-request"] for recorded in requests] == ["attempt=1; max=1"]
 
 
-PNG_B64 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5E"
-    "rkJggg=="
-)
-"""A 1x1 PNG, in base64."""
-
-PDF = b"%PDF-1.0\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF"
-"""A tiny PDF."""
-PDF_B64 = base64.b64encode(PDF).decode()
-
 Block = dict[str, object]
 """A block of a request as the integration sends it."""
-TEXT: TextContentBlock = {"type": "text", "text": "T"}
-PNG_BLOCK: ImageContentBlock = {"type": "image", "base64": PNG_B64, "mime_type": "image/png"}
-URL_BLOCK: ImageContentBlock = {"type": "image", "url": "https://example.com/a.png"}
-PDF_BLOCK: FileContentBlock = {"type": "file", "base64": PDF_B64, "mime_type": "application/pdf"}
 
 CONVERSE_TEXT: Block = {"text": "T"}
-CONVERSE_IMAGE: Block = {"image": {"format": "png", "source": {"bytes": PNG_B64}}}
+CONVERSE_IMAGE: Block = {"image": {"format": "png", "source": {"bytes": _providers.PNG}}}
 CONVERSE_PDF: Block = {
     "document": {
         "format": "pdf",
-        "source": {"bytes": PDF_B64},
+        "source": {"bytes": _providers.PDF_B64},
         # The block has no name: langchain-aws names it by its bytes, and warns.
-        "name": hashlib.sha256(PDF).hexdigest()[:12],
+        "name": hashlib.sha256(_providers.PDF).hexdigest()[:12],
     }
 }
 NO_FILENAME = "Bedrock Converse may require a filename for file inputs."
@@ -448,20 +388,32 @@ class Raises:
 BLOCK_CASES: list[
     tuple[str, Api, list[ContentBlock], Sequence[Mapping[str, object]] | Raises, tuple[str, ...]]
 ] = [
-    ("text", "converse", [TEXT], [CONVERSE_TEXT], ()),
-    ("text", "invoke", [TEXT], [TEXT], ()),
-    ("text and base64 image", "converse", [TEXT, PNG_BLOCK], [CONVERSE_TEXT, CONVERSE_IMAGE], ()),
-    ("text and base64 image", "invoke", [TEXT, PNG_BLOCK], [TEXT, PNG_BLOCK], ()),
+    ("text", "converse", [_providers.TEXT], [CONVERSE_TEXT], ()),
+    ("text", "invoke", [_providers.TEXT], [_providers.TEXT], ()),
+    (
+        "text and base64 image",
+        "converse",
+        [_providers.TEXT, _providers.IMAGE],
+        [CONVERSE_TEXT, CONVERSE_IMAGE],
+        (),
+    ),
+    (
+        "text and base64 image",
+        "invoke",
+        [_providers.TEXT, _providers.IMAGE],
+        [_providers.TEXT, _providers.IMAGE],
+        (),
+    ),
     (
         "image by URL",
         "converse",
-        [URL_BLOCK],
+        [_providers.IMAGE_URL],
         Raises(ValueError, r"^Image data only supported through in-line base64 format\."),
         (),
     ),
-    ("image by URL", "invoke", [URL_BLOCK], [URL_BLOCK], ()),
-    ("base64 PDF file", "converse", [PDF_BLOCK], [CONVERSE_PDF], (NO_FILENAME,)),
-    ("base64 PDF file", "invoke", [PDF_BLOCK], [PDF_BLOCK], ()),
+    ("image by URL", "invoke", [_providers.IMAGE_URL], [_providers.IMAGE_URL], ()),
+    ("base64 PDF file", "converse", [_providers.FILE], [CONVERSE_PDF], (NO_FILENAME,)),
+    ("base64 PDF file", "invoke", [_providers.FILE], [_providers.FILE], ()),
 ]
 """Handler content → the tool result's `content` (or what is raised) and any `UserWarning`.
 
@@ -491,22 +443,16 @@ def test_content_blocks_are_sent_as_measured(
 ) -> None:
     """The integration's own behaviour: the handler runs in langchain's `ToolErrorMiddleware`."""
 
-    def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
-        return blocks
-
-    middleware = LangchainToolErrorMiddleware(handler)
+    middleware = LangchainToolErrorMiddleware(_providers.answering(blocks))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         if isinstance(content, Raises):
-            server.respond = script()
-            start = len(server.loopback.requests)
-            with pytest.raises(content.error, match=content.match):
-                server.agent(middleware, api).invoke(question(), ONE_ROUND)
+            _, requests = server.refused(middleware, api, content.error, content.match)
             # The model's call went out; the request with the tool result never did.
-            assert len(server.loopback.requests[start:]) == 1
+            assert len(requests) == 1
         else:
             _, requests = server.run(middleware, api, "sync")
-            assert sent_result(requests) == with_content(api, content)
+            assert sent_result(requests) == tool_result(api, content)
 
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     assert len(messages) == len(warned)
@@ -523,12 +469,28 @@ CLASSES: dict[Api, str] = {
 @pytest.mark.parametrize(
     ("api", "blocks", "kind", "prefix_off"),
     [
-        pytest.param("invoke", [TEXT, PNG_BLOCK], "image/base64", False, id="invoke: text+image"),
-        pytest.param("invoke", [URL_BLOCK], "image/url", False, id="invoke: image by URL"),
-        pytest.param("invoke", [PDF_BLOCK], "file/base64", False, id="invoke: base64 PDF file"),
-        pytest.param("converse", [URL_BLOCK], "image/url", False, id="converse: image by URL"),
         pytest.param(
-            "invoke", [URL_BLOCK], "image/url", True, id="invoke: image by URL, error_prefix=None"
+            "invoke",
+            [_providers.TEXT, _providers.IMAGE],
+            "image/base64",
+            False,
+            id="invoke: text+image",
+        ),
+        pytest.param(
+            "invoke", [_providers.IMAGE_URL], "image/url", False, id="invoke: image by URL"
+        ),
+        pytest.param(
+            "invoke", [_providers.FILE], "file/base64", False, id="invoke: base64 PDF file"
+        ),
+        pytest.param(
+            "converse", [_providers.IMAGE_URL], "image/url", False, id="converse: image by URL"
+        ),
+        pytest.param(
+            "invoke",
+            [_providers.IMAGE_URL],
+            "image/url",
+            True,
+            id="invoke: image by URL, error_prefix=None",
         ),
     ],
 )
@@ -540,30 +502,26 @@ def test_blocks_the_api_refuses_are_not_sent(
     URL. So the run raises `TypeError` naming the call, the block and the class, with the
     prefix on or off, and the request with the tool result is never sent."""
 
-    def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
-        return blocks
-
-    middleware = (
-        ToolErrorMiddleware(handler, error_prefix=None)
-        if prefix_off
-        else ToolErrorMiddleware(handler)
+    middleware = _providers.with_prefix(
+        _providers.answering(blocks), None if prefix_off else Prefix.DEFAULT
     )
-    server.respond = script()
-    start = len(server.loopback.requests)
-    with pytest.raises(TypeError) as raised:
-        server.agent(middleware, api).invoke(question(), ONE_ROUND)
+    error, requests = server.refused(middleware, api, TypeError)
 
     named = ("`lookup`", f"{kind} block", CLASSES[api])
-    assert [part for part in named if part not in str(raised.value)] == []
-    [first] = server.loopback.requests[start:]  # the model's call; nothing after it
+    assert [part for part in named if part not in str(error)] == []
+    [first] = requests  # the model's call; nothing after it
     assert tool_results(first.json()) == []
 
 
 @pytest.mark.parametrize(
     ("api", "blocks", "content"),
     [
-        pytest.param("converse", [TEXT], [CONVERSE_TEXT], id="converse: flagged, not marked"),
-        pytest.param("invoke", [TEXT], [{"type": "text", "text": "Error: T"}], id="invoke: text"),
+        pytest.param(
+            "converse", [_providers.TEXT], [CONVERSE_TEXT], id="converse: flagged, not marked"
+        ),
+        pytest.param(
+            "invoke", [_providers.TEXT], [{"type": "text", "text": "Error: T"}], id="invoke: text"
+        ),
     ],
 )
 def test_blocks_are_sent_marked_where_the_flag_is_dropped(
@@ -571,9 +529,6 @@ def test_blocks_are_sent_marked_where_the_flag_is_dropped(
 ) -> None:
     """Only text: ChatBedrock's API takes no other block (see the test above)."""
 
-    def handler(exc: Exception, request: ToolCallRequest) -> list[ContentBlock]:
-        return blocks
+    _, requests = server.run(ToolErrorMiddleware(_providers.answering(blocks)), api, "sync")
 
-    _, requests = server.run(ToolErrorMiddleware(handler), api, "sync")
-
-    assert sent_result(requests) == with_content(api, content)
+    assert sent_result(requests) == tool_result(api, content)

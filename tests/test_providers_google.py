@@ -11,28 +11,20 @@ text exactly. Content blocks go as `output`, so they get the prefix.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
-from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-from langchain_core.tools import BaseTool, StructuredTool
-from langgraph.prebuilt.tool_node import ToolCallRequest
+from langchain.agents.middleware import AgentMiddleware
 
 from langchain_tool_errors import ToolErrorMiddleware
-from tests._agents import Agent, question, tool_messages
-from tests._loopback import Loopback, Recorded, Reply, Respond
-from tests._wire_google import (
-    MODEL,
-    function_responses,
-    is_model_call,
-    script,
-    streams,
-    tool_result_turn,
-)
+from tests import _providers
+from tests._agents import tool_messages
+from tests._loopback import Recorded, Reply, Respond
+from tests._providers import Mode, Mount, ProviderServer
+from tests._wire_google import MODEL, script, sent_result, streams
 
 pytest.importorskip("langchain_google_genai", reason="needs langchain-google-genai")
 
@@ -40,50 +32,24 @@ from langchain_google_genai import ChatGoogleGenerativeAI
 
 pytestmark = pytest.mark.providers
 
-HANDLER_TEXT = "lookup failed with KeyError; try another id."
-
-Mode = Literal["sync", "async", "sync streaming", "async streaming"]
-MODES: tuple[Mode, ...] = ("sync", "async", "sync streaming", "async streaming")
-
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
-"""A 1x1 PNG."""
-
-PDF = b"%PDF-1.0\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF"
-"""A tiny PDF."""
-
+PNG_BYTES = base64.b64decode(_providers.PNG)
 IMAGE_PATH = "/a.png"
-"""Where the loopback serves `PNG` to a GET: the image a content block gives by URL."""
+"""Where the mount serves `PNG` to a GET: the image a content block gives by URL."""
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[Loopback]:
-    """One server for the module (the model calls `lookup` with record 7), closed at its end."""
-    with Loopback(_serving_png(script({"record_id": 7}))) as loopback:
-        yield loopback
+def server(provider_server: ProviderServer) -> Mount:
+    """One mount for the module, where the model calls `lookup` with record 7."""
+    return provider_server.mount(_serving_png(script(_providers.SEVEN)))
 
 
 def _serving_png(respond: Respond) -> Respond:
     def serve(recorded: Recorded) -> Reply:
         if (recorded.method, recorded.path) == ("GET", IMAGE_PATH):
-            return Reply(PNG, headers={"content-type": "image/png"})
+            return Reply(PNG_BYTES, headers={"content-type": "image/png"})
         return respond(recorded)
 
     return serve
-
-
-def lookup(record_id: int) -> str:
-    """Look a record up by its id."""
-    raise KeyError(record_id)
-
-
-def lookup_tool() -> BaseTool:
-    return StructuredTool.from_function(lookup, name="lookup")
-
-
-def explain(exc: Exception, request: ToolCallRequest) -> str:
-    return HANDLER_TEXT
 
 
 def gemini(url: str, *, streaming: bool) -> ChatGoogleGenerativeAI:
@@ -99,31 +65,17 @@ def gemini(url: str, *, streaming: bool) -> ChatGoogleGenerativeAI:
     )
 
 
-def agent_of(
-    model: ChatGoogleGenerativeAI, middleware: ToolErrorMiddleware[Any, Any, Any]
-) -> Agent:
-    agent: Agent = create_agent(model, tools=[lookup_tool()], middleware=[middleware])
-    return agent
-
-
 def run(
-    server: Loopback, middleware: ToolErrorMiddleware[Any, Any, Any], mode: Mode
+    server: Mount, middleware: AgentMiddleware[Any, Any, Any], mode: Mode
 ) -> tuple[dict[str, Any], list[Recorded]]:
-    """A real agent on `server`; its result and the requests `server` got meanwhile."""
-    start = len(server.requests)
-    agent = agent_of(gemini(server.url, streaming=mode.endswith("streaming")), middleware)
-    if mode.startswith("sync"):
-        result = agent.invoke(question())
-    else:
-        result = asyncio.run(agent.ainvoke(question()))
-    return result, server.requests[start:]
+    """A real agent at `server`; its result and the requests `server` got meanwhile."""
+    agent = _providers.agent_on(gemini(server.url, streaming=_providers.streamed(mode)), middleware)
+    return _providers.invoked(server, agent, mode)
 
 
-def sent_result(requests: Sequence[Recorded]) -> list[Any]:
-    """The parts of the tool-result turn in the model's second request (the only one)."""
-    first, second = [recorded for recorded in requests if is_model_call(recorded)]
-    assert not function_responses(first.json())
-    return tool_result_turn(second.json())
+test_the_agent_state_keeps_the_message_as_the_handler_wrote_it = _providers.kept_as_written(
+    lambda server, middleware, mode: run(server.mount(script(_providers.SEVEN)), middleware, mode)
+)
 
 
 def error_part(error: str) -> dict[str, object]:
@@ -136,38 +88,30 @@ def output_part(output: object) -> dict[str, object]:
     return {"functionResponse": {"name": "lookup", "response": {"output": output}}}
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_the_failed_call_is_sent_in_geminis_error_key_exactly(server: Loopback, mode: Mode) -> None:
-    _, requests = run(server, ToolErrorMiddleware(explain), mode)
+@pytest.mark.parametrize("mode", _providers.MODES)
+def test_the_failed_call_is_sent_in_geminis_error_key_exactly(server: Mount, mode: Mode) -> None:
+    _, requests = run(server, ToolErrorMiddleware(_providers.explain), mode)
 
-    assert sent_result(requests) == [error_part(HANDLER_TEXT)]
+    assert sent_result(requests) == [error_part(_providers.HANDLER_TEXT)]
 
 
 @pytest.mark.parametrize(
     ("mode", "streamed"),
     [("sync", False), ("async", False), ("sync streaming", True), ("async streaming", True)],
 )
-def test_each_mode_uses_its_endpoint(server: Loopback, mode: Mode, streamed: bool) -> None:
-    _, requests = run(server, ToolErrorMiddleware(explain), mode)
+def test_each_mode_uses_its_endpoint(server: Mount, mode: Mode, streamed: bool) -> None:
+    _, requests = run(server, ToolErrorMiddleware(_providers.explain), mode)
 
     assert [streams(recorded) for recorded in requests] == [streamed, streamed]
     assert [recorded.headers["x-goog-api-key"] for recorded in requests] == ["test", "test"]
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_the_agent_state_keeps_the_message_as_the_handler_wrote_it(
-    server: Loopback, mode: Mode
-) -> None:
-    result, _ = run(server, ToolErrorMiddleware(explain), mode)
-
-    [message] = tool_messages(result).values()
-    assert (message.content, message.status) == (HANDLER_TEXT, "error")
-
-
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_an_error_tool_node_writes_is_sent_in_the_error_key_too(mode: Mode) -> None:
-    with Loopback(script({"record_id": "abc"})) as invalid:
-        result, requests = run(invalid, ToolErrorMiddleware(explain), mode)
+def test_an_error_tool_node_writes_is_sent_in_the_error_key_too(
+    provider_server: ProviderServer, mode: Mode
+) -> None:
+    invalid = provider_server.mount(script({"record_id": "abc"}))
+    result, requests = run(invalid, ToolErrorMiddleware(_providers.explain), mode)
 
     [message] = tool_messages(result).values()
     assert message.status == "error"
@@ -175,19 +119,19 @@ def test_an_error_tool_node_writes_is_sent_in_the_error_key_too(mode: Mode) -> N
     assert sent_result(requests) == [error_part(message.text)]
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_without_a_prefix_the_handlers_text_is_sent_as_written(
-    server: Loopback, mode: Mode
-) -> None:
-    _, requests = run(server, ToolErrorMiddleware(explain, error_prefix=None), mode)
+@pytest.mark.parametrize("mode", _providers.MODES)
+def test_without_a_prefix_the_handlers_text_is_sent_as_written(server: Mount, mode: Mode) -> None:
+    _, requests = run(server, ToolErrorMiddleware(_providers.explain, error_prefix=None), mode)
 
-    assert sent_result(requests) == [output_part(HANDLER_TEXT)]
+    assert sent_result(requests) == [output_part(_providers.HANDLER_TEXT)]
 
 
-def test_another_prefix_leaves_a_text_in_the_error_key_unprefixed(server: Loopback) -> None:
-    _, requests = run(server, ToolErrorMiddleware(explain, error_prefix="Tool error: "), "sync")
+def test_another_prefix_leaves_a_text_in_the_error_key_unprefixed(server: Mount) -> None:
+    _, requests = run(
+        server, ToolErrorMiddleware(_providers.explain, error_prefix="Tool error: "), "sync"
+    )
 
-    assert sent_result(requests) == [error_part(HANDLER_TEXT)]
+    assert sent_result(requests) == [error_part(_providers.HANDLER_TEXT)]
 
 
 def _inline(data: bytes, mime_type: str) -> dict[str, object]:
@@ -198,24 +142,20 @@ def _inline(data: bytes, mime_type: str) -> dict[str, object]:
 
 Block = dict[str, object]
 TEXT: Block = {"type": "text", "text": "T"}
-PNG_BLOCK: Block = {
-    "type": "image",
-    "base64": base64.b64encode(PNG).decode(),
-    "mime_type": "image/png",
-}
+PNG_BLOCK: Block = {"type": "image", "base64": _providers.PNG, "mime_type": "image/png"}
 URL_BLOCK: Block = {"type": "image", "url": IMAGE_PATH}
 """Its `url` is a path: the test puts the loopback's address in front of it."""
-PDF_BLOCK: Block = {
-    "type": "file",
-    "base64": base64.b64encode(PDF).decode(),
-    "mime_type": "application/pdf",
-}
+PDF_BLOCK: Block = {"type": "file", "base64": _providers.PDF_B64, "mime_type": "application/pdf"}
 
 BLOCK_CASES: list[tuple[str, list[Block], list[object]]] = [
     ("text", [TEXT], [output_part([TEXT])]),
-    ("text and base64 image", [TEXT, PNG_BLOCK], [_inline(PNG, "image/png"), output_part([TEXT])]),
-    ("image by URL", [URL_BLOCK], [_inline(PNG, "image/png"), output_part([])]),
-    ("base64 PDF file", [PDF_BLOCK], [_inline(PDF, "application/pdf"), output_part([])]),
+    (
+        "text and base64 image",
+        [TEXT, PNG_BLOCK],
+        [_inline(PNG_BYTES, "image/png"), output_part([TEXT])],
+    ),
+    ("image by URL", [URL_BLOCK], [_inline(PNG_BYTES, "image/png"), output_part([])]),
+    ("base64 PDF file", [PDF_BLOCK], [_inline(_providers.PDF, "application/pdf"), output_part([])]),
 ]
 """Handler content → the tool-result turn's parts, as measured: media become `inlineData`
 parts before the `functionResponse` (an image given by URL is first downloaded by the
@@ -240,14 +180,12 @@ def _with_address(blocks: Sequence[Block], address: str) -> list[Block]:
     [pytest.param(blocks, parts, id=case) for case, blocks, parts in BLOCK_CASES],
 )
 def test_content_blocks_are_sent_as_measured(
-    server: Loopback, blocks: list[Block], parts: list[object]
+    server: Mount, blocks: list[Block], parts: list[object]
 ) -> None:
     content = _with_address(blocks, server.url)
-
-    def handler(exc: Exception, request: ToolCallRequest) -> Sequence[Mapping[str, object]]:
-        return content
-
-    _, requests = run(server, ToolErrorMiddleware(handler, error_prefix=None), "sync")
+    _, requests = run(
+        server, ToolErrorMiddleware(_providers.answering(content), error_prefix=None), "sync"
+    )
 
     assert [_one_spelling(part) for part in sent_result(requests)] == parts
     downloads = [recorded.path for recorded in requests if recorded.method == "GET"]
@@ -262,12 +200,9 @@ def test_content_blocks_are_sent_as_measured(
     ],
 )
 def test_marked_blocks_reach_the_output(
-    server: Loopback, blocks: list[Block], output: list[Block]
+    server: Mount, blocks: list[Block], output: list[Block]
 ) -> None:
-    def handler(exc: Exception, request: ToolCallRequest) -> Sequence[Mapping[str, object]]:
-        return blocks
-
-    _, requests = run(server, ToolErrorMiddleware(handler), "sync")
+    _, requests = run(server, ToolErrorMiddleware(_providers.answering(blocks)), "sync")
 
     assert sent_result(requests)[-1] == output_part(output)
 
@@ -285,11 +220,9 @@ ERROR_OBJECT = json.dumps({"error": "record 7 is gone"})
     ],
 )
 def test_a_json_object_text_is_sent_as_the_response_itself(
-    server: Loopback, prefix: str | None, response: dict[str, object]
+    server: Mount, prefix: str | None, response: dict[str, object]
 ) -> None:
-    def handler(exc: Exception, request: ToolCallRequest) -> str:
-        return ERROR_OBJECT
-
-    _, requests = run(server, ToolErrorMiddleware(handler, error_prefix=prefix), "sync")
+    middleware = ToolErrorMiddleware(_providers.answering(ERROR_OBJECT), error_prefix=prefix)
+    _, requests = run(server, middleware, "sync")
 
     assert sent_result(requests) == [{"functionResponse": {"name": "lookup", "response": response}}]

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import time
+import threading
 import warnings
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path as FilePath
 from typing import Any, cast
 
 import pytest
-from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -43,39 +42,26 @@ from langchain_tool_errors import (
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import (
-    PATHS,
     Agent,
     Path,
     Ready,
+    agent_of,
     build_agent,
     call,
     echo_tool,
     failing_tool,
     question,
+    reporting,
     run,
     tool_messages,
 )
+from tests._wrapping import Around, AroundToolCalls, ToolResult
 from tests.conftest import FIGURES
 
 UntypedMiddleware: Any = ToolErrorMiddleware
 
-
-def agent_of(
-    tools: Sequence[BaseTool],
-    middleware: Sequence[AgentMiddleware[Any, Any, Any]],
-    script: list[Any],
-    checkpointer: BaseCheckpointSaver[str] | None = None,
-) -> Agent:
-    # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
-    built: Agent = create_agent(
-        ScriptedChatModel(script=script),
-        tools=list(tools),
-        middleware=list(middleware),
-        checkpointer=checkpointer,
-    )
-    return built
+RECORD_KEYS = {"middleware", "tool", "call_id", "kind", "error_type", "route", "outcome"}
+"""The keys of every entry of the record, and no others."""
 
 
 def turns(*plans: Sequence[str]) -> list[Any]:
@@ -108,7 +94,6 @@ def recording(**options: Any) -> ToolErrorMiddleware:
     return middleware
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_output_holds_every_kind_of_failure_of_the_run(path: Path) -> None:
     malformed = AIMessage(
         "",
@@ -162,7 +147,6 @@ def test_the_output_holds_every_kind_of_failure_of_the_run(path: Path) -> None:
     FIGURES.append(f"record ({path}): 5 failures of 5 kinds in one run's output")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_record_names_the_route_that_took_each_failure(path: Path) -> None:
     def rewrite(failure: ReportedFailure, request: ToolCallRequest) -> str:
         return "rewritten"
@@ -201,7 +185,6 @@ def test_a_record_names_the_route_that_took_each_failure(path: Path) -> None:
     assert {f["middleware"] for f in result["tool_failures"]} == {"routed"}
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_record_holds_no_message_and_no_argument(path: Path) -> None:
     error = KeyError("secret-token-123")
     agent = build_agent(
@@ -212,19 +195,10 @@ def test_the_record_holds_no_message_and_no_argument(path: Path) -> None:
 
     [failure] = result["tool_failures"]
     assert "secret" not in repr(failure)
-    assert set(failure) == {
-        "middleware",
-        "tool",
-        "call_id",
-        "kind",
-        "error_type",
-        "route",
-        "outcome",
-    }
+    assert set(failure) == RECORD_KEYS
     assert failure["error_type"] == "KeyError"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_exception_type_is_named_with_its_module(path: Path) -> None:
     agent = build_agent(
         [failing_tool("ask", ToolException("x")), failing_tool("run", TimeoutError())],
@@ -245,7 +219,6 @@ FRESH_TYPES = [
 ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     ("name", "module", "named"), FRESH_TYPES, ids=["module", "builtin", "ours"]
 )
@@ -265,7 +238,6 @@ def test_a_type_is_named_by_its_module_the_first_time_and_after(
     assert [f["error_type"] for f in result["tool_failures"]] == [named, named]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_parallel_failures_in_one_step_are_all_kept_in_call_order(path: Path) -> None:
     names = [f"tool{i}" for i in range(20)]
     tools = [failing_tool(name, LookupError(name)) for name in names]
@@ -278,32 +250,49 @@ def test_parallel_failures_in_one_step_are_all_kept_in_call_order(path: Path) ->
     FIGURES.append(f"record ({path}): 20 parallel failures in one step, 20 records")
 
 
-def slow_failing_tool(name: str, seconds: float) -> BaseTool:
-    """A tool that fails after `seconds`."""
+class Settling:
+    """Tools that fail in a forced order, each only once the listeners were told of the one
+    before it: which call settles first is decided by events, not by how long each takes."""
 
-    def run_tool(query: str = "") -> str:
-        time.sleep(seconds)
-        raise LookupError(name)
+    def __init__(self, order: Sequence[str]) -> None:
+        self.told: list[ToolFailure] = []
+        self._told = {name: threading.Event() for name in order}
+        self._after = dict(zip(order[1:], order, strict=False))
 
-    return StructuredTool.from_function(run_tool, name=name, description=f"{name} (slow)")
+    def tool(self, name: str) -> BaseTool:
+        """A tool that fails with `LookupError(name)` once its predecessor was told."""
+
+        def run_tool(query: str = "") -> str:
+            before = self._after.get(name)
+            if before is not None and not self._told[before].wait(timeout=30):
+                msg = f"{name}: the listeners were never told of {before}"
+                raise TimeoutError(msg)
+            raise LookupError(name)
+
+        return StructuredTool.from_function(run_tool, name=name, description=f"{name} (waits)")
+
+    def listener(self, failure: ToolFailure) -> None:
+        """Note the failure, and let the call that waits for it settle."""
+        self.told.append(failure)
+        self._told[failure["tool"]].set()
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_record_keeps_call_order_and_listeners_are_told_as_calls_settle(path: Path) -> None:
     names = ["slowest", "slow", "quick"]
-    tools = [slow_failing_tool(name, 0.3 - 0.15 * i) for i, name in enumerate(names)]
-    told: list[ToolFailure] = []
+    settling = Settling(names[::-1])  # quick settles first, then slow, then slowest
     agent = build_agent(
-        tools, [recording(listeners=[told.append])], [call(name, name) for name in names]
+        [settling.tool(name) for name in names],
+        [recording(listeners=[settling.listener])],
+        [call(name, name) for name in names],
     )
 
     result = run(agent, path)
 
     assert [f["call_id"] for f in result["tool_failures"]] == names
-    assert [f["call_id"] for f in told] == names[::-1]
+    assert [f["error_type"] for f in result["tool_failures"]] == ["LookupError"] * 3
+    assert [f["call_id"] for f in settling.told] == names[::-1]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_each_run_on_a_thread_has_its_own_record(path: Path) -> None:
     agent = agent_of(
         [failing_tool("search", LookupError("x"))],
@@ -342,7 +331,6 @@ def test_an_empty_record_written_adds_nothing_and_only_an_overwrite_empties_it()
     assert (kept, added, emptied) == ([record], [record, record], [])
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_run_with_no_failure_has_an_empty_record(path: Path) -> None:
     agent = build_agent([echo_tool()], [recording()], [call("echo", "e", query="hi")])
 
@@ -364,7 +352,6 @@ def stream_updates(agent: Agent, path: Path) -> list[tuple[str, dict[str, Any]]]
     return [(node, update or {}) for chunk in chunks for node, update in chunk.items()]
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("budgeted", [False, True])
 def test_a_streams_updates_hold_only_records_counts_and_marks(path: Path, budgeted: bool) -> None:
     options: dict[str, Any] = {"budget": ErrorBudget(per_tool=5)} if budgeted else {}
@@ -419,7 +406,6 @@ def test_a_streams_updates_hold_only_records_counts_and_marks(path: Path, budget
     )
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_without_record_failures_the_output_has_no_record(path: Path) -> None:
     seen: list[ToolFailure] = []
     agent = build_agent(
@@ -434,7 +420,6 @@ def test_without_record_failures_the_output_has_no_record(path: Path) -> None:
     assert [f["outcome"] for f in seen] == ["answered"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tell_budget_records_told_and_a_stop_budget_tells_the_listeners_stopped(
     path: Path,
 ) -> None:
@@ -459,7 +444,6 @@ def test_a_tell_budget_records_told_and_a_stop_budget_tells_the_listeners_stoppe
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_budget_stopping_the_run_at_a_malformed_call_tells_the_listeners(path: Path) -> None:
     seen: list[ToolFailure] = []
     malformed = [
@@ -488,7 +472,6 @@ def test_a_budget_stopping_the_run_at_a_malformed_call_tells_the_listeners(path:
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_declined_or_unrouted_exception_is_told_as_propagated(path: Path) -> None:
     def declines(exc: Exception, request: ToolCallRequest) -> str | None:
         return None
@@ -510,7 +493,6 @@ def test_a_declined_or_unrouted_exception_is_told_as_propagated(path: Path) -> N
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_failure_of_a_call_the_model_gave_no_id_is_told_with_call_id_none(path: Path) -> None:
     # No message can answer a call without an id, so the failure goes on up (chained to a
     # ValueError naming the tool): listeners are told of it, with `call_id` None.
@@ -531,7 +513,6 @@ def test_a_failure_of_a_call_the_model_gave_no_id_is_told_with_call_id_none(path
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_record_survives_an_interrupt_and_a_resume_by_another_agent(
     path: Path, tmp_path: FilePath
 ) -> None:
@@ -576,7 +557,6 @@ def test_the_record_survives_an_interrupt_and_a_resume_by_another_agent(
     FIGURES.append(f"record ({path}): kept across an interrupt, resumed by a new agent (SQLite)")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_two_recording_middleware_each_name_themselves(path: Path) -> None:
     outer = recording(name="outer")
     inner = recording(name="inner")
@@ -596,7 +576,6 @@ def test_two_recording_middleware_each_name_themselves(path: Path) -> None:
 # Listeners.
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_listeners_are_told_in_order_each_with_its_own_copy(path: Path) -> None:
     order: list[str] = []
 
@@ -627,7 +606,6 @@ def test_listeners_are_told_in_order_each_with_its_own_copy(path: Path) -> None:
     assert result["tool_failures"][0]["tool"] == "search"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_listener_that_raises_is_logged_and_changes_nothing(
     path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -720,7 +698,6 @@ def test_an_async_listener_on_the_sync_path_may_return_an_awaitable_with_no_clos
     assert len(caplog.records) == 1
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_what_a_sync_listener_returns_is_ignored(
     path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -773,7 +750,6 @@ def test_an_async_listener_on_the_sync_path_is_not_run_and_is_logged(
     assert "ainvoke" in message  # the fix
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_listeners_do_not_touch_the_success_path(path: Path) -> None:
     seen: list[ToolFailure] = []
     agent = build_agent(
@@ -908,7 +884,6 @@ def test_a_listener_with_defaults_or_varargs_is_accepted() -> None:
     assert middleware.listeners == (with_default, variadic, print)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_malformed_call_with_a_route_records_the_route(path: Path) -> None:
     def answer(failure: MalformedToolCall, request: ToolCallRequest) -> str:
         return "send it again"
@@ -931,7 +906,6 @@ def test_a_malformed_call_with_a_route_records_the_route(path: Path) -> None:
     assert tool_messages(result)["cut"].text == "send it again"
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("routed", [False, True])
 def test_a_reply_of_only_malformed_calls_goes_back_to_the_model_in_the_same_run(
     path: Path, routed: bool
@@ -969,7 +943,6 @@ def test_a_reply_of_only_malformed_calls_goes_back_to_the_model_in_the_same_run(
     assert [m.tool_call_id for m in result["messages"] if isinstance(m, ToolMessage)] == ["cut"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_outer_budget_counts_what_an_inner_recording_middleware_answered(path: Path) -> None:
     inner = recording(name="inner", budget=ErrorBudget(per_tool=5))
     kinds: tuple[FailureKind, ...] = ("inner_middleware",)
@@ -991,35 +964,20 @@ def test_an_outer_budget_counts_what_an_inner_recording_middleware_answered(path
     )
 
 
-class Inspects(AgentMiddleware[Any, Any, Any]):
+class Inspects(AroundToolCalls):
     """Another package's middleware that keeps what each tool call returns to it."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.results: list[ToolMessage | Command[Any]] = []
+        self.results: list[ToolResult] = []
 
     @override
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
-        result = handler(request)
-        self.results.append(result)
-        return result
-
-    @override
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
-        result = await handler(request)
+    def around(self, request: ToolCallRequest) -> Around:
+        result = yield
         self.results.append(result)
         return result
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_another_packages_middleware_outside_a_recording_one_receives_a_command(
     path: Path,
 ) -> None:
@@ -1044,7 +1002,6 @@ def test_another_packages_middleware_outside_a_recording_one_receives_a_command(
     assert [(f["call_id"], f["outcome"]) for f in update["tool_failures"]] == [("c1", "answered")]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_both_records_and_both_counts_are_kept_when_two_middleware_answer_one_call(
     path: Path,
 ) -> None:
@@ -1068,7 +1025,6 @@ def test_both_records_and_both_counts_are_kept_when_two_middleware_answer_one_ca
     assert "unavailable" in tool_messages(result)["t2-0"].text
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_middleware_given_tools_sees_no_failure_of_other_tools(path: Path) -> None:
     for_a = recording(name="for_a", tools=["a"], budget=ErrorBudget(per_run=1))
     for_b = ToolErrorMiddleware(report_type_only, tools=["b"], name="for_b")
@@ -1085,7 +1041,6 @@ def test_a_middleware_given_tools_sees_no_failure_of_other_tools(path: Path) -> 
     assert summary(result) == [("a", "exception", "LookupError", "answered", 0)]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_listener_that_raises_logs_no_word_of_the_tools_exception(
     path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -1114,18 +1069,9 @@ def test_the_record_is_in_the_output_schema_and_not_in_the_input_schema() -> Non
 
     assert "tool_failures" not in inputs["properties"]
     assert "tool_failures" in outputs["properties"]
-    assert set(outputs["$defs"]["ToolFailure"]["properties"]) == {
-        "middleware",
-        "tool",
-        "call_id",
-        "kind",
-        "error_type",
-        "route",
-        "outcome",
-    }
+    assert set(outputs["$defs"]["ToolFailure"]["properties"]) == RECORD_KEYS
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_stopped_runs_checkpoint_keeps_every_record_the_stopping_one_included(
     path: Path,
 ) -> None:
@@ -1157,7 +1103,6 @@ def test_a_stopped_runs_checkpoint_keeps_every_record_the_stopping_one_included(
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_middleware_given_tools_records_no_exception_or_malformed_call_of_other_tools(
     path: Path,
 ) -> None:
@@ -1178,7 +1123,6 @@ def test_a_middleware_given_tools_records_no_exception_or_malformed_call_of_othe
     assert seen == []
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_route_that_fails_on_a_reported_failure_is_told_as_propagated(path: Path) -> None:
     def archive(record_id: int) -> str:
         """Archive a record."""
@@ -1202,7 +1146,6 @@ def test_a_route_that_fails_on_a_reported_failure_is_told_as_propagated(path: Pa
     assert told == [("r", "archive", "tool_reported", 1, "propagated")]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_handler_that_fails_is_told_as_propagated(path: Path) -> None:
     def broken_handler(exc: Exception, request: ToolCallRequest) -> str:
         raise RuntimeError("handler bug")
@@ -1225,7 +1168,6 @@ def test_a_handler_that_fails_is_told_as_propagated(path: Path) -> None:
         ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_error_answers_an_input_ends_with_are_the_caller_s_not_failures_of_the_run(
     path: Path,
 ) -> None:
@@ -1234,13 +1176,9 @@ def test_error_answers_an_input_ends_with_are_the_caller_s_not_failures_of_the_r
     # own), so the run that starts neither records, tells nor counts them, though no hook of
     # this run settled them.
     told: list[ToolFailure] = []
-    middleware = ToolErrorMiddleware(
-        report_type_only,
-        budget=ErrorBudget(per_run=1),
-        record_failures=True,
-        listeners=[told.append],
+    agent = build_agent(
+        [echo_tool()], [reporting(told, ErrorBudget(per_run=1))], [call("echo", "new")]
     )
-    agent = build_agent([echo_tool()], [middleware], [call("echo", "new")])
     cut = InvalidToolCall(
         name="echo", args='{"text": ', id="cut", error="cut short", type="invalid_tool_call"
     )

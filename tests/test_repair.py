@@ -8,7 +8,7 @@ does not have, and arguments cut short.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -16,12 +16,10 @@ import pytest
 # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import (
-    AgentMiddleware,
     HumanInTheLoopMiddleware,
     ModelRequest,
     ModelResponse,
 )
-from langchain.agents.middleware.types import AgentState, ExtendedModelResponse
 from langchain.agents.structured_output import ToolStrategy
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
@@ -44,7 +42,8 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import report_invalid_fields, report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
-from tests._agents import PATHS, Agent, Path, call, run, tool_messages
+from tests._agents import Agent, Path, call, run, tool_messages
+from tests._wrapping import BeforeModelCalls
 
 DONE = AIMessage("done")
 
@@ -103,7 +102,6 @@ def calls_in(result: dict[str, Any]) -> list[ToolCall]:
     return [c for m in result["messages"] if isinstance(m, AIMessage) for c in m.tool_calls]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_arguments_the_schema_refuses_are_repaired_and_run_once(path: Path) -> None:
     ran: list[int] = []
     repairs = Repairs()
@@ -127,7 +125,6 @@ def test_arguments_the_schema_refuses_are_repaired_and_run_once(path: Path) -> N
     assert result["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tool_the_agent_does_not_have_is_repaired(path: Path) -> None:
     ran: list[int] = []
     repairs = Repairs()
@@ -145,7 +142,6 @@ def test_a_tool_the_agent_does_not_have_is_repaired(path: Path) -> None:
     assert offered.text == "`find` is not a tool of this agent; its tools are: lookup."
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_malformed_call_is_repaired_into_one_that_runs(path: Path) -> None:
     ran: list[int] = []
     repairs = Repairs()
@@ -165,7 +161,6 @@ def test_a_malformed_call_is_repaired_into_one_that_runs(path: Path) -> None:
     assert result["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_valid_calls_are_never_offered_and_a_declined_repair_changes_nothing(path: Path) -> None:
     ran: list[int] = []
     repairs = Repairs()
@@ -181,7 +176,6 @@ def test_valid_calls_are_never_offered_and_a_declined_repair_changes_nothing(pat
     assert "B-1" in answers["bad"].text  # ToolNode's own answer, as without a repair
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_repaired_call_that_fails_goes_through_the_routes_and_is_not_repaired_again(
     path: Path,
 ) -> None:
@@ -212,7 +206,6 @@ def test_a_repaired_call_that_fails_goes_through_the_routes_and_is_not_repaired_
     assert outcomes == [("invalid_arguments", "repaired"), ("invalid_arguments", "answered")]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_record_and_the_listeners_show_each_repair_and_no_budget_counts_it(
     path: Path,
 ) -> None:
@@ -251,7 +244,6 @@ def test_the_record_and_the_listeners_show_each_repair_and_no_budget_counts_it(
     assert told == result["tool_failures"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_only_the_selected_tools_calls_are_offered(path: Path) -> None:
     ran: list[int] = []
     repairs = Repairs()
@@ -291,7 +283,6 @@ BAD_RETURNS: list[tuple[object, str]] = [
 
 
 @pytest.mark.parametrize(("returned", "said"), BAD_RETURNS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_repair_that_returns_no_valid_call_is_a_clear_error(
     path: Path, returned: object, said: str
 ) -> None:
@@ -362,7 +353,6 @@ def test_an_async_listener_is_awaited_for_a_repair_on_the_async_path() -> None:
     assert [(f["call_id"], f["outcome"]) for f in told] == [("c1", "repaired")]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_person_reviews_the_call_as_repaired(path: Path) -> None:
     ran: list[int] = []
     review = HumanInTheLoopMiddleware(interrupt_on={"lookup": True})
@@ -390,7 +380,6 @@ class Answer(BaseModel):
     record: str
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_call_that_gives_a_structured_answer_is_never_offered(path: Path) -> None:
     repairs = Repairs()
     structured = reply(call("Answer", "s1", record="record 3"))
@@ -407,7 +396,6 @@ def test_the_call_that_gives_a_structured_answer_is_never_offered(path: Path) ->
     assert result["structured_response"] == Answer(record="record 3")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_every_wrong_call_of_a_reply_is_offered_whatever_comes_before_it(path: Path) -> None:
     ran: list[int] = []
     repairs = Repairs()
@@ -488,7 +476,6 @@ def test_the_messages_after_the_reply_and_the_structured_answer_are_kept() -> No
     assert first.tool_calls == [no_id, call("lookup", "c1", record_id=1)]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_provider_s_own_tool_is_never_an_unknown_tool(path: Path) -> None:
     repairs = Repairs()
     web_search: dict[str, Any] = {"type": "web_search", "name": "web_search"}
@@ -535,7 +522,6 @@ def search_tool() -> BaseTool:
     return search
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_unknown_tool_is_offered_with_each_tool_the_agent_has(path: Path) -> None:
     repairs = Repairs()
     agent: Agent = create_agent(
@@ -561,7 +547,6 @@ def span_tool() -> BaseTool:
     return span
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_invalid_arguments_are_offered_with_each_refused_field_in_the_text(path: Path) -> None:
     repairs = Repairs()
     agent: Agent = create_agent(
@@ -582,7 +567,6 @@ def test_invalid_arguments_are_offered_with_each_refused_field_in_the_text(path:
     )
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_malformed_call_without_a_name_is_offered_where_tools_selects_no_name(
     path: Path,
 ) -> None:
@@ -603,31 +587,15 @@ def test_a_malformed_call_without_a_name_is_offered_where_tools_selects_no_name(
     assert (failure.tool, failure.raw_arguments) == ("", "{")
 
 
-class WithoutSearch(AgentMiddleware[AgentState[Any], Any, Any]):
+class WithoutSearch(BeforeModelCalls):
     """Listed first, so outside ours: takes `search` out of the tools each model call offers."""
 
-    def _narrowed(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+    @override
+    def before(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         kept = [t for t in request.tools if not (isinstance(t, BaseTool) and t.name == "search")]
         return request.override(tools=kept)
 
-    @override
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-        return handler(self._narrowed(request))
 
-    @override
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-        return await handler(self._narrowed(request))
-
-
-@pytest.mark.parametrize("path", PATHS)
 def test_the_tools_a_call_may_name_are_the_model_calls_as_they_reach_the_middleware(
     path: Path,
 ) -> None:

@@ -35,7 +35,7 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import report_kind_only, report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
-from tests._agents import PATHS, Agent, Path, call, echo_tool, run, tool_messages
+from tests._agents import Agent, Path, call, echo_tool, raising, run, tool_messages
 
 DONE = AIMessage("done")
 TYPE_ONLY = "Tool `charge` failed with ConnectionError."
@@ -110,7 +110,6 @@ def charge_and_echo_agent(
     return built
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_call_that_failed_is_answered_without_running_again(path: Path) -> None:
     runs: list[dict[str, object]] = []
     agent = agent_of(guarded(), replies([bad("a")], [bad("b")], [bad("c")]), runs)
@@ -129,7 +128,6 @@ def test_a_call_that_failed_is_answered_without_running_again(path: Path) -> Non
     assert result["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_arguments_are_compared_as_json_whatever_their_order(path: Path) -> None:
     runs: list[dict[str, object]] = []
     first = call("charge", "a", order="bad", amount=5)
@@ -144,7 +142,6 @@ def test_arguments_are_compared_as_json_whatever_their_order(path: Path) -> None
     assert "was not run again" in tool_messages(result)["b"].text
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_number_and_its_text_are_different_arguments(path: Path) -> None:
     runs: list[dict[str, object]] = []
     agent = agent_of(guarded(), replies([bad("a", amount=1)], [bad("b", amount="1")]), runs)
@@ -156,7 +153,6 @@ def test_a_number_and_its_text_are_different_arguments(path: Path) -> None:
     assert tool_messages(result)["b"].text == TYPE_ONLY
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_other_arguments_or_another_tool_run_as_usual(path: Path) -> None:
     runs: list[dict[str, object]] = []
     script = replies([bad("a")], [bad("b", amount=2)], [call("echo", "c", query="bad")])
@@ -170,7 +166,6 @@ def test_other_arguments_or_another_tool_run_as_usual(path: Path) -> None:
     assert answers["c"].text == "echo: bad"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_call_that_succeeded_is_never_a_repeat(path: Path) -> None:
     runs: list[dict[str, object]] = []
     good = {"order": "ok"}
@@ -183,7 +178,6 @@ def test_a_call_that_succeeded_is_never_a_repeat(path: Path) -> None:
     assert tool_messages(result)["c"].text == "charged ok"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_without_a_route_for_repeats_the_call_runs_again(path: Path) -> None:
     runs: list[dict[str, object]] = []
     script = replies([bad("a")], [bad("b")])
@@ -200,7 +194,6 @@ def test_without_a_route_for_repeats_the_call_runs_again(path: Path) -> None:
     assert [f["kind"] for f in result["tool_failures"]] == ["exception", "exception"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_handler_that_declines_lets_the_call_run_again(path: Path) -> None:
     runs: list[dict[str, object]] = []
     seen: list[tuple[str, object, int]] = []
@@ -220,7 +213,6 @@ def test_a_handler_that_declines_lets_the_call_run_again(path: Path) -> None:
     assert tool_messages(result)["c"].text == TYPE_ONLY
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_route_for_some_tools_looks_for_their_repeats_only(path: Path) -> None:
     runs: list[dict[str, object]] = []
     echoed: list[str] = []
@@ -235,7 +227,6 @@ def test_a_route_for_some_tools_looks_for_their_repeats_only(path: Path) -> None
     assert "was not run again" in tool_messages(result)["c"].text
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_calls_of_one_reply_are_not_repeats_of_each_other(path: Path) -> None:
     runs: list[dict[str, object]] = []
     agent = agent_of(guarded(), replies([bad("a"), bad("b")], [bad("c")]), runs)
@@ -246,7 +237,6 @@ def test_calls_of_one_reply_are_not_repeats_of_each_other(path: Path) -> None:
     assert "already failed 2 times" in tool_messages(result)["c"].text
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_invalid_arguments_repeated_are_answered_as_repeats(path: Path) -> None:
     runs: list[dict[str, object]] = []
     wrong = {"order": "x", "amount": "a lot"}
@@ -262,7 +252,6 @@ def test_invalid_arguments_repeated_are_answered_as_repeats(path: Path) -> None:
     assert "was not run again" in answers["b"].text
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_budget_counts_repeats_as_their_kind(path: Path) -> None:
     runs: list[dict[str, object]] = []
     repeats_only: tuple[FailureKind, ...] = ("repeated_call",)
@@ -278,7 +267,6 @@ def test_a_budget_counts_repeats_as_their_kind(path: Path) -> None:
     assert len(runs) == 1
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_record_and_the_listeners_show_the_repeat(path: Path) -> None:
     runs: list[dict[str, object]] = []
     told: list[ToolFailure] = []
@@ -295,7 +283,6 @@ def test_the_record_and_the_listeners_show_the_repeat(path: Path) -> None:
     assert told == result["tool_failures"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_new_input_starts_a_run_with_nothing_failed(path: Path) -> None:
     runs: list[dict[str, object]] = []
     script = replies([bad("a")]) + replies([bad("b")])
@@ -309,16 +296,11 @@ def test_a_new_input_starts_a_run_with_nothing_failed(path: Path) -> None:
     assert tool_messages(second)["b"].text == TYPE_ONLY
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_handler_that_fails_on_a_repeat_propagates(path: Path) -> None:
     runs: list[dict[str, object]] = []
     told: list[ToolFailure] = []
-
-    def broken(failure: RepeatedCall, request: ToolCallRequest) -> str:
-        raise RuntimeError("the handler is broken")
-
     middleware = ToolErrorMiddleware.from_routes(
-        [Route(RepeatedCall, broken), Route(Exception, report_type_only)],
+        [Route(RepeatedCall, raising("the handler is broken")), Route(Exception, report_type_only)],
         listeners=[told.append],
     )
     agent = agent_of(middleware, replies([bad("a")], [bad("b")]), runs)
@@ -333,7 +315,6 @@ def test_a_handler_that_fails_on_a_repeat_propagates(path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_call_a_person_rejected_is_not_an_earlier_failure(path: Path) -> None:
 
     runs: list[dict[str, object]] = []
@@ -358,7 +339,6 @@ def test_a_call_a_person_rejected_is_not_an_earlier_failure(path: Path) -> None:
     assert answers["b"].text == TYPE_ONLY
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_one_instance_in_two_threads_keeps_each_thread_s_failures_apart(path: Path) -> None:
     runs: list[dict[str, object]] = []
     agent = agent_of(guarded(), replies([bad("a")]), runs, InMemorySaver())
@@ -370,7 +350,6 @@ def test_one_instance_in_two_threads_keeps_each_thread_s_failures_apart(path: Pa
     assert tool_messages(second)["a"].text == TYPE_ONLY
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_wider_route_after_a_route_for_some_tools_repeats_leaves_the_others_alone(
     path: Path,
 ) -> None:
@@ -392,7 +371,6 @@ def test_a_wider_route_after_a_route_for_some_tools_repeats_leaves_the_others_al
     assert "was not run again" in tool_messages(result)["c"].text
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_two_middleware_each_remember_their_own_failures(path: Path) -> None:
     runs: list[dict[str, object]] = []
     outer = guarded(name="outer")
@@ -431,7 +409,6 @@ def test_an_async_only_route_for_repeats_answers_without_running_again() -> None
     assert tool_messages(result)["b"].text.startswith("`charge` was not run again")
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_arguments_json_cannot_hold_are_never_a_repeat(path: Path) -> None:
     runs: list[dict[str, object]] = []
     # A `Decimal` (another middleware may put one in): the tool's schema reads it as 1.
@@ -444,7 +421,6 @@ def test_arguments_json_cannot_hold_are_never_a_repeat(path: Path) -> None:
     assert [tool_messages(result)[i].text for i in "abc"] == [TYPE_ONLY] * 3
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_route_for_some_tools_repeats_leaves_the_others_failures_in_a_row_to_the_budget(
     path: Path,
 ) -> None:
@@ -472,7 +448,6 @@ def counts_failures(failure: RepeatedCall, request: ToolCallRequest) -> str:
     return f"inner: {failure.failures} earlier failure(s)"
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_inner_middleware_counts_only_the_repeats_that_reach_it(path: Path) -> None:
     runs: list[dict[str, object]] = []
     outer, inner = (
@@ -509,7 +484,6 @@ def reporting_charge_tool(runs: list[dict[str, object]]) -> BaseTool:
     return StructuredTool.from_function(charge, handle_tool_error=True)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_call_the_tool_reported_an_error_for_is_answered_without_running_again(
     path: Path,
 ) -> None:
@@ -530,7 +504,6 @@ def test_a_call_the_tool_reported_an_error_for_is_answered_without_running_again
     assert "already failed once in this run" in answers["b"].text
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_budget_of_every_kind_stops_a_model_that_keeps_repeating_a_failed_call(
     path: Path,
 ) -> None:
@@ -546,7 +519,6 @@ def test_a_budget_of_every_kind_stops_a_model_that_keeps_repeating_a_failed_call
     assert len(runs) == 1
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_failed_call_is_remembered_across_a_pause_and_an_agent_built_again(path: Path) -> None:
     # Each part of the run is on an agent (and a middleware) built anew on the same
     # checkpoints, as after a restart: only the state carries the failed call.

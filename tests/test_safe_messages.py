@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
 from langchain_core.messages import AIMessage, InvalidToolCall, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
@@ -23,13 +22,9 @@ from langchain_tool_errors import (
     ToolErrorMiddleware,
     ToolReportedError,
 )
-from langchain_tool_errors.handlers import (
-    report_invalid_fields,
-    report_kind_only,
-    report_type_only,
-)
+from langchain_tool_errors.handlers import report_invalid_fields, report_kind_only, report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
-from tests._agents import PATHS, Agent, Path, call, question, run
+from tests._agents import Agent, Path, call, question, run
 from tests._composing import Flaky
 
 SECRET = "s3cr3t-7731"
@@ -106,7 +101,6 @@ def answers(outer: AgentMiddleware[Any, Any, Any], path: Path) -> dict[str, str]
     return {m.tool_call_id: m.text for m in result["messages"] if isinstance(m, ToolMessage)}
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_handler_for_exceptions_alone_leaves_what_the_guide_names_disclosed(path: Path) -> None:
     read = answers(ToolErrorMiddleware(report_type_only), path)
 
@@ -121,7 +115,6 @@ def test_a_handler_for_exceptions_alone_leaves_what_the_guide_names_disclosed(pa
     assert SECRET not in read["m1"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_guides_safe_middleware_sends_no_error_text_and_no_value_sent(path: Path) -> None:
     read = answers(safe(), path)
 

@@ -49,6 +49,17 @@ def tool_messages(state: Json) -> list[Json]:
     return [m for m in state["messages"] if m["type"] == "tool"]
 
 
+async def interrupted(api: Api, text: str, graph: str = "agent") -> tuple[str, Json]:
+    """A new thread whose first run, asked `text`, pauses: the thread, and the run's state."""
+    thread = await api.new_thread()
+    return thread, await api.wait(thread, graph, input=ask(text))
+
+
+def asked(paused: Json) -> list[object]:
+    """What the paused run's interrupts ask for."""
+    return [i["value"] for i in paused["__interrupt__"]]
+
+
 @pytest.mark.asyncio
 async def test_a_handled_failure_returns_the_handlers_error_message(api: Api) -> None:
     thread = await api.new_thread()
@@ -80,18 +91,16 @@ async def test_an_unhandled_exception_fails_the_run_with_its_type_visible(api: A
 async def test_an_interrupt_pauses_and_a_resume_completes_without_the_handler(
     api: Api, server: Server
 ) -> None:
-    thread = await api.new_thread()
     before = handler_calls(server)
 
-    paused = await api.wait(thread, input=ask("approve deploy"))
-    assert [i["value"] for i in paused["__interrupt__"]] == [{"approve": "deploy"}]
+    thread, paused = await interrupted(api, "approve deploy")
+    assert asked(paused) == [{"approve": "deploy"}]
     assert tool_messages(paused) == []
 
     done = await api.wait(thread, command={"resume": "yes"})
 
     [message] = tool_messages(done)
-    assert message["status"] == "success"
-    assert message["content"] == "deploy: yes"
+    assert (message["status"], message["content"]) == ("success", "deploy: yes")
     assert handler_calls(server) == before  # the interrupt never reached the handler
 
 
@@ -103,10 +112,9 @@ async def test_an_interrupt_pauses_and_a_resume_completes_without_the_handler(
 async def test_an_invalid_resume_value_fails_the_run_and_the_interrupt_can_be_answered_again(
     api: Api, server: Server
 ) -> None:
-    thread = await api.new_thread()
     before = handler_calls(server)
-    paused = await api.wait(thread, input=ask("approve_refund 120"))
-    assert [i["value"] for i in paused["__interrupt__"]] == [{"refund": "120"}]
+    thread, paused = await interrupted(api, "approve_refund 120")
+    assert asked(paused) == [{"refund": "120"}]
 
     with pytest.raises(Exception, match="ValidationError"):
         await api.wait(thread, command={"resume": {"approved": "maybe"}})
@@ -114,8 +122,7 @@ async def test_an_invalid_resume_value_fails_the_run_and_the_interrupt_can_be_an
     done = await api.wait(thread, command={"resume": {"approved": True}})
 
     [message] = tool_messages(done)
-    assert message["status"] == "success"
-    assert message["content"] == "refund of 120: approved=True"
+    assert (message["status"], message["content"]) == ("success", "refund of 120: approved=True")
     assert handler_calls(server) == before  # the ValidationError never reached the handler
 
 
@@ -180,9 +187,8 @@ async def test_routes_never_see_an_interrupt_or_an_invalid_resume_value(
     api: Api, server: Server
 ) -> None:
     before = handler_calls(server)
-    thread = await api.new_thread()
-    paused = await api.wait(thread, "routed", input=ask("approve_refund 75"))
-    assert [i["value"] for i in paused["__interrupt__"]] == [{"refund": "75"}]
+    thread, paused = await interrupted(api, "approve_refund 75", "routed")
+    assert asked(paused) == [{"refund": "75"}]
 
     with pytest.raises(Exception, match="ValidationError"):
         await api.wait(thread, "routed", command={"resume": {"approved": "maybe"}})

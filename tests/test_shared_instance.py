@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from typing import Any, Literal, cast
+from dataclasses import dataclass
+from typing import Any, cast
 
 import pytest
 
@@ -32,27 +32,19 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from pydantic import SecretStr
 
 from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware
 from tests import _wire_anthropic, _wire_openai
 from tests._agents import Agent
-from tests._loopback import Loopback, Recorded, Reply, Respond
+from tests._loopback import FINAL_ANSWER
+from tests._providers import PNG, Provider, ProviderServer, chat_model, provider_script
 from tests.conftest import FIGURES
 
 pytest.importorskip("langchain_openai", reason="needs langchain-openai")
 pytest.importorskip("langchain_anthropic", reason="needs langchain-anthropic")
 
-from langchain_anthropic import ChatAnthropic
-from langchain_openai import ChatOpenAI
-
 pytestmark = pytest.mark.providers
 
-Provider = Literal["openai", "anthropic"]
-PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAA"
-    "AABJRU5ErkJggg=="
-)
 BLOCKS: list[dict[str, Any]] = [
     {"type": "text", "text": "lookup failed; here is the page it saw."},
     {"type": "image", "base64": PNG, "mime_type": "image/png"},
@@ -73,64 +65,6 @@ class Outcome:
     record: tuple[tuple[tuple[str, object], ...], ...] = ()
     sent_results: tuple[tuple[object, bool | None], ...] = ()
     refusal: tuple[str, str, str] | None = None
-
-
-class Server:
-    """One loopback server; each model gets a path prefix of its own and a script."""
-
-    def __init__(self) -> None:
-        self._scripts: dict[str, Respond] = {}
-        self._lock = threading.Lock()
-        self.loopback = Loopback(self._respond)
-
-    def model(self, provider: Provider, prefix: str) -> BaseChatModel:
-        respond = (
-            _wire_openai.script({"record_id": 7})
-            if provider == "openai"
-            else _wire_anthropic.script({"record_id": 7})
-        )
-        with self._lock:
-            self._scripts[prefix] = respond
-        url = f"{self.loopback.url}{prefix}"
-        if provider == "openai":
-            return ChatOpenAI(
-                model=_wire_openai.MODEL,
-                base_url=f"{url}/v1",
-                api_key=SecretStr("sk-test"),
-                max_retries=0,
-                timeout=10,
-            )
-        # `model`, `base_url`, `api_key` and `timeout` are pydantic aliases the checkers do
-        # not see in the generated `__init__`, so the model is validated from a dict.
-        return ChatAnthropic.model_validate(
-            {
-                "model": _wire_anthropic.MODEL,
-                "base_url": url,
-                "api_key": "sk-ant-test",
-                "max_retries": 0,
-                "timeout": 10,
-            }
-        )
-
-    def bodies(self, prefix: str) -> list[dict[str, Any]]:
-        return [
-            recorded.json()
-            for recorded in self.loopback.requests
-            if recorded.path.startswith(f"{prefix}/")
-        ]
-
-    def _respond(self, recorded: Recorded) -> Reply:
-        prefix = "/" + recorded.path.split("/")[1]
-        with self._lock:
-            script = self._scripts[prefix]
-        return script(replace(recorded, path=recorded.path.removeprefix(prefix)))
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    scripted = Server()
-    with scripted.loopback:
-        yield scripted
 
 
 def failing_lookup(wait: threading.Barrier | None, await_: asyncio.Barrier | None) -> BaseTool:
@@ -227,43 +161,41 @@ def outcome_of(result: dict[str, Any] | BaseException, provider: Provider, sent:
     )
 
 
-def run_sync(
-    server: Server, provider: Provider, prefix: str, wait: threading.Barrier | None
-) -> Outcome:
-    agent = agent_of(server.model(provider, prefix), failing_lookup(wait, None))
+def run_sync(server: ProviderServer, provider: Provider, wait: threading.Barrier | None) -> Outcome:
+    mount = server.mount(provider_script(provider))
+    agent = agent_of(chat_model(provider, mount.url, timeout=10), failing_lookup(wait, None))
     try:
         result: dict[str, Any] | BaseException = agent.invoke(
             {"messages": [HumanMessage("Show record 7.")]}
         )
     except TypeError as exc:
         result = exc
-    return outcome_of(result, provider, server.bodies(prefix))
+    return outcome_of(result, provider, [recorded.json() for recorded in mount.requests()])
 
 
 async def run_async(
-    server: Server, provider: Provider, prefix: str, wait: asyncio.Barrier | None
+    server: ProviderServer, provider: Provider, wait: asyncio.Barrier | None
 ) -> Outcome:
-    agent = agent_of(server.model(provider, prefix), failing_lookup(None, wait))
+    mount = server.mount(provider_script(provider))
+    agent = agent_of(chat_model(provider, mount.url, timeout=10), failing_lookup(None, wait))
     try:
         result: dict[str, Any] | BaseException = await agent.ainvoke(
             {"messages": [HumanMessage("Show record 7.")]}
         )
     except TypeError as exc:
         result = exc
-    return outcome_of(result, provider, server.bodies(prefix))
+    return outcome_of(result, provider, [recorded.json() for recorded in mount.requests()])
 
 
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
 
 
 @pytest.fixture(scope="module")
-def alone(server: Server) -> dict[Provider, Outcome]:
+def alone(provider_server: ProviderServer) -> dict[Provider, Outcome]:
     """Each agent's run with nothing else running: what every interleaved run must equal."""
-    outcomes: dict[Provider, Outcome] = {
-        p: run_sync(server, p, f"/alone-{p}", None) for p in PROVIDERS
-    }
+    outcomes: dict[Provider, Outcome] = {p: run_sync(provider_server, p, None) for p in PROVIDERS}
     for provider in PROVIDERS:
-        in_async = asyncio.run(run_async(server, provider, f"/alone-async-{provider}", None))
+        in_async = asyncio.run(run_async(provider_server, provider, None))
         assert in_async == outcomes[provider]
     return outcomes
 
@@ -273,7 +205,7 @@ def test_alone_each_run_follows_its_own_model(alone: dict[Provider, Outcome]) ->
 
     assert anthropic.refusal is None
     assert anthropic.messages[2] == ("ToolMessage", BLOCKS, "error")
-    assert anthropic.messages[-1] == ("AIMessage", _wire_anthropic.FINAL_ANSWER, None)
+    assert anthropic.messages[-1] == ("AIMessage", FINAL_ANSWER, None)
     assert [dict(entry)["outcome"] for entry in anthropic.record] == ["answered"]
     assert len(anthropic.sent_results) == 1  # the image went to Anthropic, flagged
     assert anthropic.sent_results[0][1] is True
@@ -288,16 +220,14 @@ def test_alone_each_run_follows_its_own_model(alone: dict[Provider, Outcome]) ->
 
 
 def test_runs_on_threads_each_equal_their_run_alone(
-    server: Server, alone: dict[Provider, Outcome]
+    provider_server: ProviderServer, alone: dict[Provider, Outcome]
 ) -> None:
     barrier = threading.Barrier(2 * RUNS_EACH)
-    jobs: list[tuple[Provider, str]] = [
-        (p, f"/thread-{p}-{i}") for i in range(RUNS_EACH) for p in PROVIDERS
-    ]
+    jobs: list[Provider] = [p for _ in range(RUNS_EACH) for p in PROVIDERS]
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = [pool.submit(run_sync, server, p, prefix, barrier) for p, prefix in jobs]
+        futures = [pool.submit(run_sync, provider_server, p, barrier) for p in jobs]
         outcomes: list[tuple[Provider, Outcome]] = [
-            (p, future.result(timeout=60)) for (p, _), future in zip(jobs, futures, strict=True)
+            (p, future.result(timeout=60)) for p, future in zip(jobs, futures, strict=True)
         ]
 
     assert all(outcome == alone[p] for p, outcome in outcomes)
@@ -309,17 +239,13 @@ def test_runs_on_threads_each_equal_their_run_alone(
 
 
 def test_runs_on_asyncio_tasks_each_equal_their_run_alone(
-    server: Server, alone: dict[Provider, Outcome]
+    provider_server: ProviderServer, alone: dict[Provider, Outcome]
 ) -> None:
     async def main() -> list[tuple[Provider, Outcome]]:
         barrier = asyncio.Barrier(2 * RUNS_EACH)
-        jobs: list[tuple[Provider, str]] = [
-            (p, f"/task-{p}-{i}") for i in range(RUNS_EACH) for p in PROVIDERS
-        ]
-        outcomes = await asyncio.gather(
-            *(run_async(server, p, prefix, barrier) for p, prefix in jobs)
-        )
-        return [(p, outcome) for (p, _), outcome in zip(jobs, outcomes, strict=True)]
+        jobs: list[Provider] = [p for _ in range(RUNS_EACH) for p in PROVIDERS]
+        outcomes = await asyncio.gather(*(run_async(provider_server, p, barrier) for p in jobs))
+        return list(zip(jobs, outcomes, strict=True))
 
     outcomes = asyncio.run(main())
 

@@ -18,7 +18,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import Checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Durability, Overwrite, StateSnapshot
 from typing_extensions import override
@@ -29,7 +29,8 @@ from _langchain_tool_errors.stopping import keep_cause, raised, stopped_answer
 from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
-from tests._agents import PATHS, Agent, Path, call, failing_tool, rerun, run
+from tests._agents import Agent, Path, Sent, call, failing_tool, rerun, run
+from tests._savers import Watching
 
 ERROR = LookupError("no such city")
 BAD = failing_tool("bad", ERROR)
@@ -40,17 +41,6 @@ def ok_tool() -> BaseTool:
         return f"fine {query}"
 
     return StructuredTool.from_function(fine, name="ok_tool", description="always works")
-
-
-class Seen:
-    """A script step that keeps the conversation the model was sent, then answers."""
-
-    def __init__(self) -> None:
-        self.messages: list[BaseMessage] = []
-
-    def reply(self, messages: Sequence[BaseMessage]) -> AIMessage:
-        self.messages = list(messages)
-        return AIMessage("done")
 
 
 def agent_of(script: list[Any], budget: ErrorBudget, thread: InMemorySaver) -> Agent:
@@ -96,9 +86,8 @@ PARALLEL_STOP = [
 """Two steps: `bad` fails once, then again beside a call that works; per_tool=1 stops."""
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_stop_keeps_the_results_beside_it_and_answers_the_stopping_call(path: Path) -> None:
-    agent = agent_of([*PARALLEL_STOP, Seen().reply], ErrorBudget(per_tool=1), InMemorySaver())
+    agent = agent_of([*PARALLEL_STOP, Sent()], ErrorBudget(per_tool=1), InMemorySaver())
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path, {"messages": [HumanMessage("go")]}, CONFIG)
@@ -123,7 +112,6 @@ def test_a_stop_keeps_the_results_beside_it_and_answers_the_stopping_call(path: 
     assert spent.failure == values["tool_failures"][-1]
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("records", [True, False])
 def test_the_stop_carries_the_stopping_failure_raised_and_made_from_the_state(
     path: Path, records: bool
@@ -135,7 +123,7 @@ def test_the_stop_carries_the_stopping_failure_raised_and_made_from_the_state(
         report_type_only, budget=ErrorBudget(per_tool=1), record_failures=records, name="guard"
     )
     agent: Agent = create_agent(
-        ScriptedChatModel(script=[*PARALLEL_STOP, Seen().reply]),
+        ScriptedChatModel(script=[*PARALLEL_STOP, Sent()]),
         tools=[BAD, ok_tool()],
         middleware=[middleware],
         checkpointer=InMemorySaver(),
@@ -159,26 +147,24 @@ def test_the_stop_carries_the_stopping_failure_raised_and_made_from_the_state(
     assert ("tool_failures" in state_of(agent, CONFIG)) is records
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_next_input_reaches_the_model_with_every_call_answered_once(path: Path) -> None:
-    seen = Seen()
-    agent = agent_of([*PARALLEL_STOP, seen.reply], ErrorBudget(per_tool=1), InMemorySaver())
+    sent = Sent()
+    agent = agent_of([*PARALLEL_STOP, sent], ErrorBudget(per_tool=1), InMemorySaver())
     with pytest.raises(ToolErrorBudgetExceeded):
         run(agent, path, {"messages": [HumanMessage("go")]}, CONFIG)
 
     result = run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
 
     assert result["messages"][-1].content == "done"
-    assert answers(seen.messages) == {"b0": 1, "b1": 1, "ok1": 1}
-    assert calls(seen.messages) == ["b0", "b1", "ok1"]
+    assert answers(sent.conversation) == {"b0": 1, "b1": 1, "ok1": 1}
+    assert calls(sent.conversation) == ["b0", "b1", "ok1"]
     assert result["tool_failures"] == []  # the new input started a new run
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_running_the_stopped_thread_again_raises_the_same_stop_from_the_state(
     path: Path,
 ) -> None:
-    agent = agent_of([*PARALLEL_STOP, Seen().reply], ErrorBudget(per_tool=1), InMemorySaver())
+    agent = agent_of([*PARALLEL_STOP, Sent()], ErrorBudget(per_tool=1), InMemorySaver())
     with pytest.raises(ToolErrorBudgetExceeded):
         run(agent, path, {"messages": [HumanMessage("go")]}, CONFIG)
 
@@ -204,7 +190,7 @@ def _a_stop(channel: str, value: object) -> bool:
     return channel == STOPS and bool(written)
 
 
-class LosesTheStopsStep(InMemorySaver):
+class LosesTheStopsStep(Watching, InMemorySaver):
     """A checkpointer whose database is down once: from the stop's write to the next checkpoint."""
 
     def __init__(self) -> None:
@@ -212,57 +198,14 @@ class LosesTheStopsStep(InMemorySaver):
         super().__init__()  # pyright: ignore[reportUnknownMemberType]
         self.down = self.failed = False
 
-    def _fails(self, writes: Sequence[tuple[str, Any]] = ()) -> None:
+    @override
+    def saving(self, checkpoint: Checkpoint | None, writes: Sequence[tuple[str, Any]]) -> None:
         if not self.failed and any(_a_stop(channel, value) for channel, value in writes):
             self.down = self.failed = True
         if self.down:
             if not writes:  # the checkpoint after the lost writes: it fails too, then it is up
                 self.down = False
             raise ConnectionError("the database went away")
-
-    @override
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self._fails(writes)
-        super().put_writes(config, writes, task_id, task_path)
-
-    @override
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self._fails(writes)
-        await super().aput_writes(config, writes, task_id, task_path)
-
-    @override
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        self._fails()
-        return super().put(config, checkpoint, metadata, new_versions)
-
-    @override
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        self._fails()
-        return await super().aput(config, checkpoint, metadata, new_versions)
 
 
 STOPS = "tool_error_budget_stops"
@@ -277,13 +220,12 @@ def run_with(agent: Agent, path: Path, durability: Durability) -> None:
         asyncio.run(graph.ainvoke(request, CONFIG, durability=durability))
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("durability", ["async", "sync"])
 def test_a_stop_whose_step_was_not_saved_is_saved_when_the_run_is_retried(
     path: Path, durability: Durability
 ) -> None:
     saver = LosesTheStopsStep()
-    agent = agent_of([*PARALLEL_STOP, Seen().reply], ErrorBudget(per_tool=1), saver)
+    agent = agent_of([*PARALLEL_STOP, Sent()], ErrorBudget(per_tool=1), saver)
 
     # "async" writes a step while the next runs, and LangGraph drops the write's error when
     # the run ends with the stop; "sync" writes it before the next step, and raises it.
@@ -313,9 +255,8 @@ def malformed(call_id: str) -> dict[str, Any]:
     return {"name": "bad", "args": '{"query": "cut', "id": call_id, "error": None}
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_malformed_call_that_stops_the_run_answers_every_call_of_its_reply(path: Path) -> None:
-    seen = Seen()
+    sent = Sent()
     script: list[Any] = [
         AIMessage("", tool_calls=[call("ok_tool", "ok0")], invalid_tool_calls=[malformed("m0")]),
         AIMessage(
@@ -323,7 +264,7 @@ def test_a_malformed_call_that_stops_the_run_answers_every_call_of_its_reply(pat
             tool_calls=[call("ok_tool", "ok1", query="y")],
             invalid_tool_calls=[malformed("m1"), malformed("m2")],
         ),
-        seen.reply,
+        sent,
     ]
     agent = agent_of(script, ErrorBudget(per_tool=1), InMemorySaver())
 
@@ -344,7 +285,7 @@ def test_a_malformed_call_that_stops_the_run_answers_every_call_of_its_reply(pat
 
     run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
 
-    assert answers(seen.messages) == dict.fromkeys(["ok0", "m0", "m1", "m2", "ok1"], 1)
+    assert answers(sent.conversation) == dict.fromkeys(["ok0", "m0", "m1", "m2", "ok1"], 1)
 
 
 class ModelCalls(AgentMiddleware[AgentState[Any], Any, Any]):
@@ -363,7 +304,6 @@ class ModelCalls(AgentMiddleware[AgentState[Any], Any, Any]):
         self.before_model_calls += 1
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_reply_of_only_malformed_calls_that_stops_the_run_ends_it_there(path: Path) -> None:
     # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
     from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
@@ -491,7 +431,6 @@ def test_a_run_raised_drops_its_other_calls_causes_and_the_oldest_runs_go_first(
     assert raised("mw", stop_for("c1"), config_of("e", "x:4")) is spent[1]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_stop_an_inner_middleware_answers_with_is_no_failure_to_the_outer_one(
     path: Path,
 ) -> None:

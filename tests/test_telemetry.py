@@ -7,7 +7,7 @@ reader) and hands them to the listener; the global providers are never set.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -16,10 +16,9 @@ import pytest
 # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader, NumberDataPoint, Sum
@@ -40,7 +39,6 @@ from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.telemetry import OpenTelemetryListener
 from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import (
-    PATHS,
     Agent,
     Path,
     build_agent,
@@ -51,6 +49,7 @@ from tests._agents import (
     tool_messages,
 )
 from tests._processes import run_python
+from tests._wrapping import Around, AroundToolCalls
 
 COUNTER = "langchain_tool_errors.tool.failures"
 
@@ -133,7 +132,7 @@ def telemetry() -> Iterator[Telemetry]:
     recorded.meter_provider.shutdown()
 
 
-class ToolSpans(AgentMiddleware[Any, Any, Any]):
+class ToolSpans(AroundToolCalls):
     """Opens an `execute_tool` span around each tool call, as tool instrumentation would.
 
     `call_id` labels every span with that id instead of the call's own.
@@ -153,32 +152,26 @@ class ToolSpans(AgentMiddleware[Any, Any, Any]):
         }
 
     @override
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
+    def around(self, request: ToolCallRequest) -> Around:
         name = request.tool_call["name"]
         with self.tracer.start_as_current_span(
             f"execute_tool {name}", attributes=self._attributes(request)
         ):
-            return handler(request)
-
-    @override
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
-        name = request.tool_call["name"]
-        with self.tracer.start_as_current_span(
-            f"execute_tool {name}", attributes=self._attributes(request)
-        ):
-            return await handler(request)
+            return (yield)
 
 
 def search_failing(error: Exception) -> list[BaseTool]:
     return [failing_tool("search", error)]
+
+
+def searching(telemetry: Telemetry, *outer: AgentMiddleware[Any, Any, Any]) -> Agent:
+    """The model calls `search` (`c1`), which fails with `LookupError`; the telemetry's
+    middleware is inside any `outer` one."""
+    return build_agent(
+        search_failing(LookupError("Atlantis")),
+        [*outer, telemetry.middleware()],
+        [call("search", "c1", query="weather")],
+    )
 
 
 # What the listener puts on a span for a `LookupError` that `report_type_only` (route 0)
@@ -204,15 +197,10 @@ SEARCH_COUNT: dict[str, object] = {
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_failure_outside_any_span_gets_an_execute_tool_error_span_and_a_count(
     path: Path, telemetry: Telemetry
 ) -> None:
-    agent = build_agent(
-        search_failing(LookupError("Atlantis")),
-        [telemetry.middleware()],
-        [call("search", "c1", query="weather")],
-    )
+    agent = searching(telemetry)
 
     result = run(agent, path)
 
@@ -229,15 +217,10 @@ def test_a_failure_outside_any_span_gets_an_execute_tool_error_span_and_a_count(
     assert tool_messages(result)["c1"].text == "Tool `search` failed with LookupError."
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_inside_a_request_span_the_failure_span_is_its_child_and_the_request_is_not_failed(
     path: Path, telemetry: Telemetry
 ) -> None:
-    agent = build_agent(
-        search_failing(LookupError("Atlantis")),
-        [telemetry.middleware()],
-        [call("search", "c1", query="weather")],
-    )
+    agent = searching(telemetry)
 
     # On the sync path the tool runs in a worker thread, so the parent proves that the
     # listener sees the context the request was started in.
@@ -253,16 +236,11 @@ def test_inside_a_request_span_the_failure_span_is_its_child_and_the_request_is_
     assert request.status.status_code is StatusCode.UNSET
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_tool_calls_own_span_gets_the_error_and_no_span_is_opened(
     path: Path, telemetry: Telemetry
 ) -> None:
     # Listed first, so outer: its span is current while ToolErrorMiddleware handles the call.
-    agent = build_agent(
-        search_failing(LookupError("Atlantis")),
-        [ToolSpans(telemetry.tracer), telemetry.middleware()],
-        [call("search", "c1", query="weather")],
-    )
+    agent = searching(telemetry, ToolSpans(telemetry.tracer))
 
     run(agent, path)
 
@@ -274,15 +252,10 @@ def test_the_tool_calls_own_span_gets_the_error_and_no_span_is_opened(
     assert telemetry.counts() == [(SEARCH_COUNT, 1)]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_current_span_of_another_tool_call_is_left_alone(
     path: Path, telemetry: Telemetry
 ) -> None:
-    agent = build_agent(
-        search_failing(LookupError("Atlantis")),
-        [ToolSpans(telemetry.tracer, call_id="another-call"), telemetry.middleware()],
-        [call("search", "c1", query="weather")],
-    )
+    agent = searching(telemetry, ToolSpans(telemetry.tracer, call_id="another-call"))
 
     run(agent, path)
 
@@ -294,7 +267,6 @@ def test_a_current_span_of_another_tool_call_is_left_alone(
     assert outer.status.status_code is StatusCode.UNSET
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_parallel_failures_in_one_step_get_a_span_and_a_count_each(
     path: Path, telemetry: Telemetry
 ) -> None:
@@ -331,7 +303,6 @@ def test_parallel_failures_in_one_step_get_a_span_and_a_count_each(
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_run_a_budget_stops_is_recorded_answered_then_stopped(
     path: Path, telemetry: Telemetry
 ) -> None:
@@ -377,7 +348,6 @@ NOT_EXCEPTIONS: dict[str, tuple[list[BaseTool], ToolCall, str, str]] = {
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("case", NOT_EXCEPTIONS)
 def test_a_failure_that_is_not_an_exception_is_recorded_by_its_class_and_kind(
     case: str, path: Path, telemetry: Telemetry
@@ -427,7 +397,6 @@ SECRETS: dict[str, tuple[list[BaseTool], ToolCall]] = {
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("case", SECRETS)
 @pytest.mark.parametrize("own_span", [False, True], ids=["new span", "own span"])
 def test_nothing_from_the_arguments_or_the_error_text_is_recorded(
@@ -557,7 +526,6 @@ def test_the_listener_shows_the_providers_it_was_given(telemetry: Telemetry) -> 
     )
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_tool_closed_a_declined_exception_and_a_malformed_call_are_each_recorded(
     path: Path, telemetry: Telemetry
 ) -> None:

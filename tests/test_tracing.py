@@ -17,7 +17,7 @@ import pytest
 from langsmith.run_helpers import tracing_context  # pyright: ignore[reportUnknownVariableType]
 
 from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware
-from tests._agents import PATHS, Path, build_agent, call, failing_tool, run
+from tests._agents import Path, build_agent, call, failing_tool, run
 
 HOOKS = {"wrap_tool_call", "wrap_model_call"}
 """The hooks of a plain middleware, by their sync names."""
@@ -31,7 +31,6 @@ def _sync_name(hook: str) -> str:
     return hook[1:] if hook.startswith("a") and hook[1:] in WATCHING_HOOKS else hook
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("watching", [False, True], ids=["plain", "watching"])
 def test_hook_spans_record_no_tool_arguments_state_or_replies(path: Path, watching: bool) -> None:
     client: Any = mock.create_autospec(langsmith.Client, instance=True)
@@ -71,7 +70,6 @@ def test_hook_spans_record_no_tool_arguments_state_or_replies(path: Path, watchi
         assert secret not in repr(spans) + repr(ends)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_langsmith_shows_the_record_in_the_agent_runs_outputs(path: Path) -> None:
     client: Any = mock.create_autospec(langsmith.Client, instance=True)
     agent = build_agent(

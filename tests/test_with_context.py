@@ -16,43 +16,29 @@ ours the placeholder replaces our mark.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 from langchain.agents.middleware import (
-    AgentMiddleware,
     ClearToolUsesEdit,
     ContextEditingMiddleware,
     SummarizationMiddleware,
 )
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware, ToolFailure
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
-from tests._agents import PATHS, Path, call, echo_tool, failing_tool, run, tool_messages
-from tests._composing import Plan, agent_of, calls, message_rows
+from tests._agents import Path, call, echo_tool, explaining, failing_tool, run, tool_messages
+from tests._composing import ORDERS, Order, Plan, agent_of, calls, message_rows, stacked
 
-Order = Literal["theirs outside", "ours outside"]
-ORDERS: tuple[Order, ...] = ("theirs outside", "ours outside")
 HANDLED = "search failed with LookupError"
 CLOSED = "`{tool}` is closed for this run after {count} failures."
 SUMMARY = "The user asked to search; the search tool kept failing."
 PLACEHOLDER = "[cleared]"
 
 
-def explain(exc: Exception, request: ToolCallRequest) -> str:
-    return f"{request.tool_call['name']} failed with {type(exc).__name__}"
-
-
 def ours(budget: ErrorBudget) -> ToolErrorMiddleware:
-    return ToolErrorMiddleware(explain, budget=budget, record_failures=True)
-
-
-def stacked(
-    order: Order, theirs: AgentMiddleware[Any, Any, Any], mine: ToolErrorMiddleware
-) -> list[AgentMiddleware[Any, Any, Any]]:
-    return [theirs, mine] if order == "theirs outside" else [mine, theirs]
+    return ToolErrorMiddleware(explaining, budget=budget, record_failures=True)
 
 
 def outcomes(result: dict[str, Any]) -> list[tuple[str | None, str, str]]:
@@ -86,7 +72,11 @@ def four_failing_searches() -> Plan:
     return Plan(*(calls(call("search", f"s{i}")) for i in range(4)), AIMessage("done"))
 
 
-def run_summarized(path: Path, order: Order) -> tuple[Plan, Summarizer, dict[str, Any]]:
+Summarized = tuple[Plan, Summarizer, dict[str, Any]]
+"""A summarized run: the agent model's plan, the summary model, and the run's result."""
+
+
+def run_summarized(path: Path, order: Order) -> Summarized:
     plan, summarizer = four_failing_searches(), Summarizer()
     budget = ErrorBudget(per_tool=3, when_spent="tell", message=CLOSED)
     agent = agent_of(
@@ -97,12 +87,16 @@ def run_summarized(path: Path, order: Order) -> tuple[Plan, Summarizer, dict[str
     return plan, summarizer, run(agent, path)
 
 
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("order", ORDERS)
+@pytest.fixture(params=ORDERS)
+def summarized(request: pytest.FixtureRequest, path: Path) -> Summarized:
+    """Four failing searches, summarization listed outside ours or inside it."""
+    return run_summarized(path, request.param)
+
+
 def test_after_summarization_the_record_has_every_failure_and_the_budget_kept_counting(
-    path: Path, order: Order
+    summarized: Summarized,
 ) -> None:
-    _, summarizer, result = run_summarized(path, order)
+    _, summarizer, result = summarized
 
     assert len(summarizer.prompts) == 1
     assert list(tool_messages(result)) == ["s2", "s3"]  # s0 and s1 were summarized away
@@ -119,12 +113,10 @@ def test_after_summarization_the_record_has_every_failure_and_the_budget_kept_co
     )
 
 
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("order", ORDERS)
 def test_an_error_message_summarization_keeps_stays_an_error_and_is_sent_marked(
-    path: Path, order: Order
+    summarized: Summarized,
 ) -> None:
-    plan, _, result = run_summarized(path, order)
+    plan, _, result = summarized
 
     kept = tool_messages(result)["s2"]
     assert (kept.text, kept.status) == (HANDLED, "error")
@@ -134,7 +126,6 @@ def test_an_error_message_summarization_keeps_stays_an_error_and_is_sent_marked(
     assert message_rows(plan.tool_messages_sent(4)) == [("s2", "Error: " + HANDLED, "error")]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_the_summary_model_reads_failed_results_as_plain_text(path: Path) -> None:
     _, summarizer, _ = run_summarized(path, "theirs outside")
 
@@ -163,7 +154,6 @@ def run_cleared(path: Path, order: Order) -> tuple[Plan, dict[str, Any]]:
     return plan, run(agent, path)
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     ("order", "cleared_error"),
     [("theirs outside", "Error: " + PLACEHOLDER), ("ours outside", PLACEHOLDER)],
@@ -184,7 +174,6 @@ def test_a_cleared_error_result_keeps_its_status_and_is_marked_only_with_the_edi
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("order", ORDERS)
 def test_context_editing_leaves_the_state_the_record_and_the_budget_as_they_were(
     path: Path, order: Order

@@ -41,7 +41,7 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel, ScriptStep
-from tests._agents import PATHS, Agent, Path, call, failing_tool, run, tool_messages
+from tests._agents import Agent, Path, call, failing_tool, run, tool_messages
 
 FILE_TOOLS_ANSWER_ERRORS = Version(version("deepagents")) >= Version("0.5.7")
 """Whether deepagents' file tools answer a failure with `status="error"` (0.5.7 and later).
@@ -210,7 +210,6 @@ FAILURES_IN_A_DEEP_AGENT = {
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     "case", FAILURES_IN_A_DEEP_AGENT.values(), ids=FAILURES_IN_A_DEEP_AGENT.keys()
 )
@@ -288,7 +287,6 @@ SUB_AGENT_RUNS = {
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("case", SUB_AGENT_RUNS.values(), ids=SUB_AGENT_RUNS.keys())
 def test_a_sub_agents_run_keeps_the_parents_record(path: Path, case: SubAgentRun) -> None:
     tools = [failing_tool("bad", LookupError("x")), fine_tool()]
@@ -318,7 +316,6 @@ def clear_record(state: Shared) -> dict[str, Any]:
     return {"tool_failures": []}
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_record_survives_a_later_node_that_writes_an_empty_one(path: Path) -> None:
     # create_agent's own graph, as one node of a plain StateGraph.
     # For pyright strict: create_agent's `checkpointer` parameter is partially unknown.
@@ -397,7 +394,6 @@ DECISIONS = {
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("case", DECISIONS.values(), ids=DECISIONS.keys())
 def test_each_approval_decision_leaves_every_call_answered_exactly_once(
     path: Path, case: Decision
@@ -470,7 +466,6 @@ def stop_a_run(path: Path) -> Stopped:
     return Stopped(agent, config, read)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_after_a_budget_stop_the_next_model_call_reads_each_call_answered_once(
     path: Path,
 ) -> None:
@@ -488,7 +483,6 @@ def test_after_a_budget_stop_the_next_model_call_reads_each_call_answered_once(
     assert "stopped" in stopping.text
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_budget_stop_keeps_the_stopping_failure_in_the_checkpoints_record(
     path: Path,
 ) -> None:
@@ -499,7 +493,6 @@ def test_a_budget_stop_keeps_the_stopping_failure_in_the_checkpoints_record(
     assert [(f["call_id"], f["outcome"]) for f in kept] == [("b1", "answered"), ("b2", "stopped")]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_sub_agents_budget_stop_is_a_failure_of_task_to_the_parent(path: Path) -> None:
     # The sub-agent's run is stopped: its ToolErrorBudgetExceeded reaches the `task` tool
     # as an exception, which the parent's middleware handles as any tool's failure.
@@ -560,7 +553,6 @@ def forked_helper(turns: Sequence[Sequence[ToolCall]], tools: Sequence[BaseTool]
 
 @needs_forks
 @beta
-@pytest.mark.parametrize("path", PATHS)
 def test_a_forked_sub_agent_counts_and_records_its_own_run_with_the_parents_instance(
     path: Path,
 ) -> None:
@@ -603,7 +595,6 @@ def stopped_at(spent: ToolErrorBudgetExceeded) -> tuple[str | None, int]:
 
 @needs_forks
 @beta
-@pytest.mark.parametrize("path", PATHS)
 def test_a_forked_sub_agents_stop_stays_in_its_run_and_the_parent_counts_its_own(
     path: Path,
 ) -> None:

@@ -10,6 +10,7 @@ asked about a call this middleware already closed.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import pytest
@@ -30,8 +31,8 @@ from langchain_tool_errors import (
     ToolFailure,
 )
 from langchain_tool_errors.handlers import report_type_only
-from langchain_tool_errors.testing import ScriptedChatModel
-from tests._agents import PATHS, Agent, Path, call, failing_tool, question, run
+from tests._agents import Agent, Path, agent_of, call, failing_tool, question, reporting, run
+from tests._composing import stacked
 
 Mode = Literal["batched", "per_call"]
 ORDERS = ("review first", "ours first")
@@ -45,23 +46,36 @@ WEATHER = failing_tool("weather", LookupError("no forecast"))
 CALLS = [AIMessage("", tool_calls=[call("weather", f"w{n}")]) for n in (1, 2, 3)]
 
 
-def agent_of(mode: Mode, order: str, told: list[ToolFailure]) -> Agent:
-    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+@pytest.fixture(params=ORDERS)
+def order(request: pytest.FixtureRequest) -> str:
+    """Which is listed first, outside the other: the review, or ours."""
+    return str(request.param)
 
+
+@pytest.fixture(params=["batched", "per_call"])
+def mode(request: pytest.FixtureRequest) -> Mode:
+    """How the review asks: all the reply's calls at once after the model, or each call as
+    it runs."""
+    asks: Mode = request.param
+    return asks
+
+
+def reviewed(
+    review: HumanInTheLoopMiddleware,
+    ours: ToolErrorMiddleware[Any, Any, Any],
+    order: str,
+    replies: Sequence[AIMessage] = CALLS,
+) -> Agent:
+    """The review and ours in `order` around the failing `weather`, on a thread; the model
+    sends `replies`, then answers "done"."""
+    script = [*replies, AIMessage("done")]
+    return agent_of([WEATHER], stacked(order, review, ours), script, InMemorySaver())
+
+
+def closing(mode: Mode, order: str, told: list[ToolFailure]) -> Agent:
+    """Every call of `weather` reviewed; a "tell" budget that closes it after two failures."""
     review = HumanInTheLoopMiddleware(interrupt_on={"weather": True}, interrupt_mode=mode)
-    ours = ToolErrorMiddleware(
-        report_type_only,
-        budget=ErrorBudget(per_tool=1, when_spent="tell"),
-        record_failures=True,
-        listeners=[told.append],
-    )
-    middleware: list[Any] = [review, ours] if order == "review first" else [ours, review]
-    model = ScriptedChatModel(script=[*CALLS, AIMessage("done")])
-    built: Agent = create_agent(
-        model, tools=[WEATHER], middleware=middleware, checkpointer=InMemorySaver()
-    )
-    return built
+    return reviewed(review, reporting(told, ErrorBudget(per_tool=1, when_spent="tell")), order)
 
 
 def resume_value(mode: Mode, decision: dict[str, Any]) -> object:
@@ -87,15 +101,12 @@ def answer_counts(messages: list[BaseMessage]) -> Counter[str]:
 
 
 @pytest.mark.parametrize("decision", DECISIONS)
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("mode", ["batched", "per_call"])
 def test_a_reviewed_call_to_a_closed_tool_is_answered_exactly_once(
     mode: Mode, path: Path, order: str, decision: str
 ) -> None:
     told: list[ToolFailure] = []
     approve = DECISIONS["approve"]
-    agent = agent_of(mode, order, told)
+    agent = closing(mode, order, told)
 
     result, asked = run_to_end(agent, path, mode, [approve, approve, DECISIONS[decision]])
 
@@ -117,15 +128,12 @@ def test_a_reviewed_call_to_a_closed_tool_is_answered_exactly_once(
     ]
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("mode", ["batched", "per_call"])
 def test_an_approved_call_that_fails_is_handled_and_recorded_once(
     mode: Mode, path: Path, order: str
 ) -> None:
     told: list[ToolFailure] = []
 
-    result, asked = run_to_end(agent_of(mode, order, told), path, mode, [DECISIONS["approve"]])
+    result, asked = run_to_end(closing(mode, order, told), path, mode, [DECISIONS["approve"]])
 
     assert asked >= 2
     assert [(f["call_id"], f["kind"]) for f in told][:2] == [
@@ -140,12 +148,11 @@ def test_an_approved_call_that_fails_is_handled_and_recorded_once(
     not hasattr(langgraph_errors, "is_invalid_resume"),
     reason="this langgraph has no response_schema and marks no invalid resume",
 )
-@pytest.mark.parametrize("path", PATHS)
 def test_an_invalid_review_answer_is_neither_recorded_nor_told(path: Path) -> None:
     # Per-call review listed after this middleware: the refused answer is raised inside
     # this middleware's tool-call hook, which lets it go on up without telling anyone.
     told: list[ToolFailure] = []
-    agent = agent_of("per_call", "ours first", told)
+    agent = closing("per_call", "ours first", told)
     config: RunnableConfig = {"configurable": {"thread_id": "t"}}
     assert "__interrupt__" in run(agent, path, question(), config)
 
@@ -162,17 +169,12 @@ def no_details(failure: InnerMiddlewareError, request: ToolCallRequest) -> str:
     return f"`{failure.tool}` was not run; ask the user what to do instead."
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("mode", ["batched", "per_call"])
 def test_a_persons_rejection_is_the_same_failure_wherever_it_is_written(
     mode: Mode, path: Path, order: str
 ) -> None:
     # Batched review answers in its hook after the model; per-call review as the call
     # runs, inside or outside this middleware. Each way the model reads one error answer,
     # and each way it is a failure of the kind "inner_middleware": recorded, told, routed.
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     told: list[ToolFailure] = []
     review = HumanInTheLoopMiddleware(interrupt_on={"weather": True}, interrupt_mode=mode)
     ours = ToolErrorMiddleware.from_routes(
@@ -180,11 +182,7 @@ def test_a_persons_rejection_is_the_same_failure_wherever_it_is_written(
         record_failures=True,
         listeners=[told.append],
     )
-    middleware: list[Any] = [review, ours] if order == "review first" else [ours, review]
-    model = ScriptedChatModel(script=[CALLS[0], AIMessage("done")])
-    agent: Agent = create_agent(
-        model, tools=[WEATHER], middleware=middleware, checkpointer=InMemorySaver()
-    )
+    agent = reviewed(review, ours, order, CALLS[:1])
 
     result, asked = run_to_end(agent, path, mode, [DECISIONS["reject"]])
 
@@ -199,30 +197,15 @@ def test_a_persons_rejection_is_the_same_failure_wherever_it_is_written(
     ]
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("mode", ["batched", "per_call"])
 def test_a_persons_response_in_place_of_the_tool_is_no_failure(
     mode: Mode, path: Path, order: str
 ) -> None:
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     told: list[ToolFailure] = []
     review = HumanInTheLoopMiddleware(
         interrupt_on={"weather": {"allowed_decisions": ["approve", "respond"]}},
         interrupt_mode=mode,
     )
-    ours = ToolErrorMiddleware(
-        report_type_only,
-        budget=ErrorBudget(per_tool=1),
-        record_failures=True,
-        listeners=[told.append],
-    )
-    middleware: list[Any] = [review, ours] if order == "review first" else [ours, review]
-    model = ScriptedChatModel(script=[CALLS[0], AIMessage("done")])
-    agent: Agent = create_agent(
-        model, tools=[WEATHER], middleware=middleware, checkpointer=InMemorySaver()
-    )
+    agent = reviewed(review, reporting(told, ErrorBudget(per_tool=1)), order, CALLS[:1])
     respond = {"type": "respond", "message": "It is sunny in Oslo."}
 
     result, asked = run_to_end(agent, path, mode, [respond])
@@ -234,8 +217,6 @@ def test_a_persons_response_in_place_of_the_tool_is_no_failure(
     assert result["tool_failures"] == []
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_the_review_s_note_of_an_edit_that_fails_is_kept_only_with_the_review_first(
     path: Path, order: str
 ) -> None:
@@ -244,7 +225,7 @@ def test_the_review_s_note_of_an_edit_that_fails_is_kept_only_with_the_review_fi
     # middleware's error message as the result and adds the note to it; listed inside it,
     # the review raises the tool's exception on, and the model reads the error alone.
     told: list[ToolFailure] = []
-    agent = agent_of("per_call", order, told)
+    agent = closing("per_call", order, told)
 
     result, _ = run_to_end(agent, path, "per_call", [DECISIONS["edit"]])
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware, ModelCallLimitMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall
@@ -20,7 +19,7 @@ from langchain_core.tools import StructuredTool
 from langchain_tool_errors import ToolErrorMiddleware, ToolFailure
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel, ScriptStep
-from tests._agents import PATHS, Agent, Path, run
+from tests._agents import Agent, Path, run
 
 
 def _lookup(record_id: int) -> str:
@@ -52,7 +51,6 @@ def replies(messages: list[BaseMessage]) -> list[AIMessage]:
     return [m for m in messages if isinstance(m, AIMessage)]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_listed_after_this_one_the_limit_counts_every_model_call(path: Path) -> None:
     told: list[ToolFailure] = []
     ours = ToolErrorMiddleware(report_type_only, listeners=[told.append])
@@ -70,7 +68,6 @@ def test_listed_after_this_one_the_limit_counts_every_model_call(path: Path) -> 
     assert [f["kind"] for f in told] == ["malformed_call", "malformed_call"]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_listed_before_this_one_the_calls_sent_back_are_not_counted(path: Path) -> None:
     ours = ToolErrorMiddleware(report_type_only, listeners=[lambda failure: None])
     limit = ModelCallLimitMiddleware(run_limit=2, exit_behavior="end")

@@ -16,9 +16,7 @@ model call is sent the same form either way, since the model does not change.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator, Mapping
-from dataclasses import replace
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import pytest
@@ -31,32 +29,29 @@ from langchain.agents.middleware import (
     ModelRetryMiddleware,
 )
 from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool, StructuredTool
-from langgraph.prebuilt.tool_node import ToolCallRequest
-from pydantic import SecretStr
 
 from langchain_tool_errors import ToolErrorMiddleware
 from tests import _wire_anthropic, _wire_openai
-from tests._agents import PATHS, Agent, Path, run, tool_messages
-from tests._loopback import Loopback, Recorded, Reply, Respond
+from tests._agents import Agent, Path, run, tool_messages
+from tests._loopback import FINAL_ANSWER, Recorded, Reply, Respond
+from tests._providers import (
+    HANDLER_TEXT,
+    Mount,
+    Provider,
+    ProviderServer,
+    chat_model,
+    explain,
+    lookup_tool,
+    provider_script,
+)
 
 pytest.importorskip("langchain_openai", reason="needs langchain-openai")
 pytest.importorskip("langchain_anthropic", reason="needs langchain-anthropic")
 
-from langchain_anthropic import ChatAnthropic
-from langchain_openai import ChatOpenAI
-
 pytestmark = pytest.mark.providers
 
-Provider = Literal["openai", "anthropic"]
 Order = Literal["fallback outside", "fallback inside"]
-HANDLED = "lookup failed with KeyError; try another id."
-MARKED = "Error: " + HANDLED
-SEVEN: Mapping[str, object] = {"record_id": 7}
-FINAL_ANSWERS: dict[Provider, str] = {
-    "openai": _wire_openai.FINAL_ANSWER,
-    "anthropic": _wire_anthropic.FINAL_ANSWER,
-}
+MARKED = "Error: " + HANDLER_TEXT
 CALL_IDS: dict[Provider, str] = {
     "openai": _wire_openai.CALL_ID,
     "anthropic": _wire_anthropic.TOOL_USE_ID,
@@ -68,29 +63,9 @@ Sent = tuple[str, object, bool | None]
 where the API has no such flag)."""
 
 
-def _lookup(record_id: int) -> str:
-    raise KeyError(record_id)
-
-
-LOOKUP: BaseTool = StructuredTool.from_function(
-    _lookup, name="lookup", description="Look up a record by its id."
-)
-
-
-def explain(exc: Exception, request: ToolCallRequest) -> str:
-    return HANDLED
-
-
 def refuse(recorded: Recorded) -> Reply:
     """A provider that is down: every request gets HTTP 500."""
     return Reply.of_json({"error": {"type": "server_error", "message": "unavailable"}}, 500)
-
-
-def answer(provider: Provider) -> Respond:
-    """The provider's script: call `lookup`, then answer once a tool result is sent."""
-    if provider == "openai":
-        return _wire_openai.script(SEVEN)
-    return _wire_anthropic.script(SEVEN)
 
 
 def sent_results(provider: Provider, body: Mapping[str, Any]) -> list[Sent]:
@@ -106,77 +81,31 @@ def sent_results(provider: Provider, body: Mapping[str, Any]) -> list[Sent]:
     ]
 
 
-class Server:
-    """One loopback server for the module; each model gets a path prefix and a script.
-
-    A prefix per model gives each its own base URL, so no HTTP client cached by URL is
-    used again after the event loop it was made on has closed.
-    """
-
-    def __init__(self) -> None:
-        self._scripts: dict[str, Respond] = {}
-        self._numbers = itertools.count()
-        self.loopback = Loopback(self._respond)
-
-    def model(self, provider: Provider, respond: Respond) -> tuple[str, BaseChatModel]:
-        """A real chat model of `provider` whose requests `respond` answers."""
-        prefix = f"/m{next(self._numbers)}"
-        self._scripts[prefix] = respond
-        url = f"{self.loopback.url}{prefix}"
-        if provider == "openai":
-            model: BaseChatModel = ChatOpenAI(
-                model=_wire_openai.MODEL,
-                base_url=f"{url}/v1",
-                api_key=SecretStr("sk-test"),
-                max_retries=0,
-                timeout=5,
-            )
-            return prefix, model
-        # `model`, `base_url`, `api_key` and `timeout` are pydantic aliases the checkers do
-        # not see in the generated `__init__`, so the model is validated from a dict.
-        claude = ChatAnthropic.model_validate(
-            {
-                "model": _wire_anthropic.MODEL,
-                "base_url": url,
-                "api_key": "sk-ant-test",
-                "max_retries": 0,
-                "timeout": 5,
-            }
-        )
-        return prefix, claude
-
-    def bodies(self, prefix: str) -> list[dict[str, Any]]:
-        """The JSON bodies the model with this prefix sent, in order."""
-        return [
-            recorded.json()
-            for recorded in self.loopback.requests
-            if recorded.path.startswith(f"{prefix}/")
-        ]
-
-    def _respond(self, recorded: Recorded) -> Reply:
-        prefix = "/" + recorded.path.split("/")[1]
-        return self._scripts[prefix](replace(recorded, path=recorded.path.removeprefix(prefix)))
+def model_at(
+    server: ProviderServer, provider: Provider, respond: Respond
+) -> tuple[Mount, BaseChatModel]:
+    """A real chat model of `provider` at a new mount, whose requests `respond` answers."""
+    mount = server.mount(respond)
+    return mount, chat_model(provider, mount.url)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    scripted = Server()
-    with scripted.loopback:
-        yield scripted
+def bodies(mount: Mount) -> list[dict[str, Any]]:
+    """The JSON bodies the model at `mount` sent, in order."""
+    return [recorded.json() for recorded in mount.requests()]
 
 
 def agent_with(model: BaseChatModel, middleware: list[AgentMiddleware[Any, Any, Any]]) -> Agent:
-    agent: Agent = create_agent(model, tools=[LOOKUP], middleware=middleware)
+    agent: Agent = create_agent(model, tools=[lookup_tool()], middleware=middleware)
     return agent
 
 
 def fallback_run(
-    server: Server, path: Path, order: Order, primary: Provider, fallback: Provider
+    server: ProviderServer, path: Path, order: Order, primary: Provider, fallback: Provider
 ) -> tuple[list[Sent], list[Sent], dict[str, Any]]:
     """A run whose primary model is down: the tool results its last request and the
     fallback's last request carried, and the agent's result."""
-    primary_prefix, primary_model = server.model(primary, refuse)
-    fallback_prefix, fallback_model = server.model(fallback, answer(fallback))
+    primary_mount, primary_model = model_at(server, primary, refuse)
+    fallback_mount, fallback_model = model_at(server, fallback, provider_script(fallback))
     ours = ToolErrorMiddleware(explain)
     falling_back = ModelFallbackMiddleware(fallback_model)
     middleware: list[AgentMiddleware[Any, Any, Any]] = (
@@ -185,8 +114,8 @@ def fallback_run(
 
     result = run(agent_with(primary_model, middleware), path)
 
-    primary_bodies = server.bodies(primary_prefix)
-    fallback_bodies = server.bodies(fallback_prefix)
+    primary_bodies = bodies(primary_mount)
+    fallback_bodies = bodies(fallback_mount)
     assert (len(primary_bodies), len(fallback_bodies)) == (2, 2)  # each model call tried both
     return (
         sent_results(primary, primary_bodies[-1]),
@@ -197,22 +126,21 @@ def fallback_run(
 
 def assert_state_kept_as_written(result: dict[str, Any], call_id: str) -> None:
     message = tool_messages(result)[call_id]
-    assert (message.content, message.status) == (HANDLED, "error")
+    assert (message.content, message.status) == (HANDLER_TEXT, "error")
 
 
 # primary, fallback -> what the primary's failed request carried, what the fallback's did
 OWN_FORMS: list[
     tuple[Provider, Provider, tuple[object, bool | None], tuple[object, bool | None]]
 ] = [
-    ("anthropic", "openai", (HANDLED, True), (MARKED, None)),
-    ("openai", "anthropic", (MARKED, None), (HANDLED, True)),
+    ("anthropic", "openai", (HANDLER_TEXT, True), (MARKED, None)),
+    ("openai", "anthropic", (MARKED, None), (HANDLER_TEXT, True)),
 ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(("primary", "fallback", "to_primary", "to_fallback"), OWN_FORMS)
 def test_a_fallback_listed_before_ours_is_sent_the_failure_in_its_own_providers_form(
-    server: Server,
+    provider_server: ProviderServer,
     path: Path,
     primary: Provider,
     fallback: Provider,
@@ -222,28 +150,27 @@ def test_a_fallback_listed_before_ours_is_sent_the_failure_in_its_own_providers_
     call_id = CALL_IDS[fallback]  # the fallback made the call
 
     sent_primary, sent_fallback, result = fallback_run(
-        server, path, "fallback outside", primary, fallback
+        provider_server, path, "fallback outside", primary, fallback
     )
 
     assert sent_primary == [(call_id, *to_primary)]
     assert sent_fallback == [(call_id, *to_fallback)]
     assert_state_kept_as_written(result, call_id)
-    assert result["messages"][-1].text == FINAL_ANSWERS[fallback]
+    assert result["messages"][-1].text == FINAL_ANSWER
 
 
 # primary, fallback -> what the fallback's request carried: the primary's form
 PRIMARY_FORMS: list[tuple[Provider, Provider, tuple[object, bool | None]]] = [
     # Anthropic needs no mark, so none is added, and OpenAI drops the flag: unmarked.
-    ("anthropic", "openai", (HANDLED, None)),
+    ("anthropic", "openai", (HANDLER_TEXT, None)),
     # The prefix OpenAI needs, and Anthropic's own flag as well: marked twice, harmlessly.
     ("openai", "anthropic", (MARKED, True)),
 ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(("primary", "fallback", "to_fallback"), PRIMARY_FORMS)
 def test_a_fallback_listed_after_ours_is_sent_the_failure_in_the_primarys_form(
-    server: Server,
+    provider_server: ProviderServer,
     path: Path,
     primary: Provider,
     fallback: Provider,
@@ -252,7 +179,7 @@ def test_a_fallback_listed_after_ours_is_sent_the_failure_in_the_primarys_form(
     call_id = CALL_IDS[fallback]
 
     sent_primary, sent_fallback, result = fallback_run(
-        server, path, "fallback inside", primary, fallback
+        provider_server, path, "fallback inside", primary, fallback
     )
 
     assert sent_fallback == [(call_id, *to_fallback)]
@@ -266,7 +193,7 @@ def test_a_fallback_listed_after_ours_is_sent_the_failure_in_the_primarys_form(
 def down_once_with_a_result(provider: Provider) -> Respond:
     """The provider's script, except that the first request carrying a tool result gets
     HTTP 500 (a failure `ModelRetryMiddleware` retries)."""
-    script = answer(provider)
+    script = provider_script(provider)
     failed: list[Recorded] = []
 
     def respond(recorded: Recorded) -> Reply:
@@ -280,17 +207,16 @@ def down_once_with_a_result(provider: Provider) -> Respond:
 
 RETRIED_FORMS: dict[Provider, tuple[object, bool | None]] = {
     "openai": (MARKED, None),
-    "anthropic": (HANDLED, True),
+    "anthropic": (HANDLER_TEXT, True),
 }
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("order", ["retry outside", "retry inside"])
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_retried_model_call_is_sent_the_same_marked_failure_in_either_order(
-    server: Server, path: Path, order: str, provider: Provider
+    provider_server: ProviderServer, path: Path, order: str, provider: Provider
 ) -> None:
-    prefix, model = server.model(provider, down_once_with_a_result(provider))
+    mount, model = model_at(provider_server, provider, down_once_with_a_result(provider))
     ours = ToolErrorMiddleware(explain)
     retrying = ModelRetryMiddleware(max_retries=1, initial_delay=0, jitter=False)
     middleware: list[AgentMiddleware[Any, Any, Any]] = (
@@ -300,8 +226,8 @@ def test_a_retried_model_call_is_sent_the_same_marked_failure_in_either_order(
 
     result = run(agent_with(model, middleware), path)
 
-    first, failed, retried = (sent_results(provider, body) for body in server.bodies(prefix))
+    first, failed, retried = (sent_results(provider, body) for body in bodies(mount))
     assert first == []
     assert failed == retried == [(call_id, *RETRIED_FORMS[provider])]
     assert_state_kept_as_written(result, call_id)
-    assert result["messages"][-1].text == FINAL_ANSWERS[provider]
+    assert result["messages"][-1].text == FINAL_ANSWER

@@ -22,7 +22,7 @@ from langchain.agents.middleware.tool_call_limit import ToolCallLimitExceededErr
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.store.memory import InMemoryStore
 from typing_extensions import override
@@ -37,45 +37,57 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel, ScriptStep
-from tests._agents import PATHS, Agent, Path, call, echo_tool, failing_tool, run
+from tests._agents import (
+    Agent,
+    Path,
+    agent_of,
+    call,
+    echo_tool,
+    failing_tool,
+    reporting,
+    run,
+    runtime_of,
+)
+from tests._composing import stacked
 
 Exit = Literal["continue", "end", "error"]
 ORDERS = ("limit first", "ours first")
 
 WEATHER = failing_tool("weather", LookupError("no forecast"))
 CALLS = [AIMessage("", tool_calls=[call("weather", f"w{n}")]) for n in (1, 2, 3)]
+ONE_THEN_TWO = [
+    AIMessage("", tool_calls=[call("echo", "e1")]),
+    AIMessage("", tool_calls=[call("echo", "e2"), call("echo", "e3")]),
+]
+"""A reply of one call of `echo`, then one of two."""
+DONE = AIMessage("done")
 
 
-def agent_of(exit_behavior: Exit, order: str, told: list[ToolFailure]) -> Agent:
-    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
+@pytest.fixture(params=ORDERS)
+def order(request: pytest.FixtureRequest) -> str:
+    """Which is listed first, outside the other: the limit, or ours."""
+    return str(request.param)
 
+
+def closing(exit_behavior: Exit, order: str, told: list[ToolFailure]) -> Agent:
+    """A limit of two runs of `weather`, and a "tell" budget that closes it after two
+    failures; the model calls it three times."""
     limit = ToolCallLimitMiddleware(run_limit=2, exit_behavior=exit_behavior)
-    ours = ToolErrorMiddleware(
-        report_type_only,
-        budget=ErrorBudget(per_tool=1, when_spent="tell"),
-        record_failures=True,
-        listeners=[told.append],
-    )
-    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
-    model = ScriptedChatModel(script=[*CALLS, AIMessage("done")])
-    built: Agent = create_agent(model, tools=[WEATHER], middleware=middleware)
-    return built
+    ours = reporting(told, ErrorBudget(per_tool=1, when_spent="tell"))
+    return agent_of([WEATHER], stacked(order, limit, ours), [*CALLS, DONE])
 
 
 def answer_counts(messages: list[BaseMessage]) -> Counter[str]:
     return Counter(m.tool_call_id for m in messages if isinstance(m, ToolMessage))
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("exit_behavior", ["continue", "end"])
 def test_a_call_the_limit_blocks_is_answered_once_by_the_limit_alone(
     exit_behavior: Exit, path: Path, order: str
 ) -> None:
     told: list[ToolFailure] = []
 
-    result = run(agent_of(exit_behavior, order, told), path)
+    result = run(closing(exit_behavior, order, told), path)
 
     messages: list[BaseMessage] = result["messages"]
     assert answer_counts(messages) == {"w1": 1, "w2": 1, "w3": 1}
@@ -91,15 +103,13 @@ def test_a_call_the_limit_blocks_is_answered_once_by_the_limit_alone(
     assert [(f["call_id"], f["outcome"]) for f in told] == records
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_limit_that_raises_still_raises_and_nothing_is_answered_twice(
     path: Path, order: str
 ) -> None:
     told: list[ToolFailure] = []
 
     with pytest.raises(ToolCallLimitExceededError):
-        run(agent_of("error", order, told), path)
+        run(closing("error", order, told), path)
 
     assert [(f["call_id"], f["outcome"]) for f in told] == [("w1", "answered"), ("w2", "told")]
 
@@ -107,20 +117,13 @@ def test_a_limit_that_raises_still_raises_and_nothing_is_answered_twice(
 def looping_on_blocks(order: str, step: ScriptStep, told: list[ToolFailure]) -> Agent:
     """A model that calls `echo` with `step` for ever, a limit that lets one call run and
     blocks the rest (`"continue"`), and a `per_tool=3` budget whose failures `told` gets."""
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
     ours = ToolErrorMiddleware(
         report_type_only, budget=ErrorBudget(per_tool=3), listeners=[told.append]
     )
-    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
-    model = ScriptedChatModel(script=[Repeat(step)])
-    built: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
-    return built
+    return agent_of([echo_tool()], stacked(order, limit, ours), [Repeat(step)])
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_budget_bounds_a_model_looping_on_the_limits_blocks(path: Path, order: str) -> None:
     # The model keeps calling a tool the limit blocks (exit_behavior="continue"): each call
     # is answered by the limit before it could run, and the model reads that answer as an
@@ -150,8 +153,6 @@ def same_id_every_time(messages: Sequence[BaseMessage]) -> AIMessage:
     return AIMessage("", tool_calls=[call("echo", "call_0")])
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_budget_bounds_a_model_that_gives_every_call_the_same_id(path: Path, order: str) -> None:
     # Each block answers a call of a step of its own, whatever the call's id: each is a
     # failure, counted, so the loop stops as it does with ids of their own (the test above).
@@ -170,29 +171,13 @@ def test_a_budget_bounds_a_model_that_gives_every_call_the_same_id(path: Path, o
     ]
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_limit_that_ends_the_run_is_never_met_as_a_failure(path: Path, order: str) -> None:
     # With exit_behavior="end" the limit answers the calls and ends the run: no model
     # call follows, so its answers are never met before one, and never counted.
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     told: list[ToolFailure] = []
     limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="end")
-    ours = ToolErrorMiddleware(
-        report_type_only,
-        budget=ErrorBudget(per_tool=5),
-        record_failures=True,
-        listeners=[told.append],
-    )
-    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
-    script = [
-        AIMessage("", tool_calls=[call("echo", "e1")]),
-        AIMessage("", tool_calls=[call("echo", "e2"), call("echo", "e3")]),
-    ]
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=script), tools=[echo_tool()], middleware=middleware
-    )
+    ours = reporting(told, ErrorBudget(per_tool=5))
+    agent = agent_of([echo_tool()], stacked(order, limit, ours), ONE_THEN_TWO)
 
     result = run(agent, path)
 
@@ -230,7 +215,6 @@ class Caller:
     user: str
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_each_middleware_meets_a_block_once_with_the_call_and_the_runs_state(path: Path) -> None:
     from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 
@@ -276,14 +260,7 @@ def test_each_middleware_meets_a_block_once_with_the_call_and_the_runs_state(pat
     )
     assert request.tool is None
     assert request.tool_call["id"] == "e3"
-    # ToolCallRequest leaves its runtime's type parameters unset, which pyright strict
-    # reports on the attribute itself: read through `Any`, then typed.
-    untyped: Any = request
-    tool_runtime: ToolRuntime[Any, Any] = untyped.runtime
-    assert tool_runtime.tool_call_id == "e3"
-    assert tool_runtime.store is store
-    assert tool_runtime.context is caller  # what the run was given, for a handler to read
-    assert callable(tool_runtime.stream_writer)
+    tool_runtime = runtime_of(request, "e3", store, caller)
     assert request.state is tool_runtime.state
     assert [m.text for m in request.state["messages"]][-1] == failure.text
     assert "configurable" in tool_runtime.config
@@ -295,17 +272,12 @@ def _blocked(failure: InnerMiddlewareError, request: ToolCallRequest) -> str:
     return f"`{failure.tool}` is blocked for this run."
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_routes_answer_to_a_block_takes_the_blocks_place(path: Path) -> None:
-    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
     ours = ToolErrorMiddleware.from_routes([Route(InnerMiddlewareError, _blocked)])
     script = [AIMessage("", tool_calls=[call("echo", f"e{n}", text="hi")]) for n in (1, 2)]
-    model = ScriptedChatModel(script=[*script, AIMessage("done")])
-    middleware: list[Any] = [limit, ours]  # as in `agent_of`: two middleware, two states
-    agent: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
+    # As in `closing`: two middleware, two states.
+    agent = agent_of([echo_tool()], [limit, ours], [*script, DONE])
 
     messages: list[BaseMessage] = run(agent, path)["messages"]
 
@@ -315,22 +287,15 @@ def test_a_routes_answer_to_a_block_takes_the_blocks_place(path: Path) -> None:
     assert block.status == "error"
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_block_before_any_tool_is_closed_is_a_failure_a_tell_budget_counts(
     path: Path, order: str
 ) -> None:
-    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
     ours = ToolErrorMiddleware(
         report_type_only, budget=ErrorBudget(per_tool=3, when_spent="tell"), record_failures=True
     )
-    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
     script = [AIMessage("", tool_calls=[call("echo", f"e{n}")]) for n in (1, 2)]
-    model = ScriptedChatModel(script=[*script, AIMessage("done")])
-    agent: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
+    agent = agent_of([echo_tool()], stacked(order, limit, ours), [*script, DONE])
 
     result = run(agent, path)
 
@@ -344,28 +309,18 @@ def malformed(call_id: str) -> dict[str, Any]:
     return {"name": "echo", "args": '{"query": "cut', "id": call_id, "error": None}
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_stop_beside_the_limits_blocks_answers_each_blocked_call_once(
     path: Path, order: str
 ) -> None:
-    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
     ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
-    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
     blocked_and_malformed = AIMessage(
         "",
         tool_calls=[call("echo", "e2"), call("echo", "e3")],
         invalid_tool_calls=[malformed("m1"), malformed("m2")],
     )
-    script = [AIMessage("", tool_calls=[call("echo", "e1")]), blocked_and_malformed]
-    model = ScriptedChatModel(script=[*script, AIMessage("done")])
-    thread = InMemorySaver()
-    agent: Agent = create_agent(
-        model, tools=[echo_tool()], middleware=middleware, checkpointer=thread
-    )
+    script = [AIMessage("", tool_calls=[call("echo", "e1")]), blocked_and_malformed, DONE]
+    agent = agent_of([echo_tool()], stacked(order, limit, ours), script, InMemorySaver())
     config: RunnableConfig = {"configurable": {"thread_id": "blocked"}}
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
@@ -379,21 +334,14 @@ def test_a_stop_beside_the_limits_blocks_answers_each_blocked_call_once(
 
 def blocking_agent(ours: ToolErrorMiddleware, steps: list[int]) -> Agent:
     """`echo` blocked by a limit of none: one reply per step, of that many parallel calls."""
-    # create_agent is partially unknown in pyright strict (its checkpointer parameter).
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     limit = ToolCallLimitMiddleware(tool_name="echo", run_limit=0, exit_behavior="continue")
     script = [
         AIMessage("", tool_calls=[call("echo", f"s{n}-{i}") for i in range(calls)])
         for n, calls in enumerate(steps)
     ]
-    model = ScriptedChatModel(script=[*script, AIMessage("done")])
-    middleware: list[Any] = [ours, limit]
-    built: Agent = create_agent(model, tools=[echo_tool()], middleware=middleware)
-    return built
+    return agent_of([echo_tool()], [ours, limit], [*script, DONE])
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(("steps", "count"), [([3], 3), ([2, 1], 3)])
 def test_every_block_of_a_step_counts_in_the_step_and_after_it(
     path: Path, steps: list[int], count: int
@@ -408,7 +356,6 @@ def test_every_block_of_a_step_counts_in_the_step_and_after_it(
     assert (spent.value.tool, spent.value.count, spent.value.limit) == ("echo", count, 2)
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_routes_own_budget_counts_the_blocks_that_route_takes(path: Path) -> None:
     ours = ToolErrorMiddleware.from_routes(
         [
@@ -426,21 +373,15 @@ def test_a_routes_own_budget_counts_the_blocks_that_route_takes(path: Path) -> N
     assert (stop.failure["call_id"], stop.failure["route"]) == ("s1-0", 0)
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_block_is_counted_after_the_failures_of_its_own_step(path: Path, order: str) -> None:
     # Three calls in one reply under per_tool=2: two run and fail, the limit blocks the third.
     # The two failures are checked against the count from before the step (0), so neither
     # spends the budget; the block is met before the next model call, after them, as the
     # third failure, and stops the run. Three failures of the tools alone would not.
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     limit = ToolCallLimitMiddleware(tool_name="weather", run_limit=2, exit_behavior="continue")
     ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))
-    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
     three = AIMessage("", tool_calls=[call("weather", f"w{n}") for n in (1, 2, 3)])
-    model = ScriptedChatModel(script=[three, AIMessage("done")])
-    agent: Agent = create_agent(model, tools=[WEATHER], middleware=middleware)
+    agent = agent_of([WEATHER], stacked(order, limit, ours), [three, DONE])
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
         run(agent, path)
@@ -457,40 +398,24 @@ def saved_answers(agent: Agent, config: RunnableConfig) -> list[ToolMessage]:
     return [m for m in messages if isinstance(m, ToolMessage)]
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_a_block_that_spends_the_budget_stops_the_run_with_the_limits_answer_kept(
     path: Path, order: str
 ) -> None:
     # The limit lets e1 run and blocks e2 and e3. This middleware meets both blocks before
     # the next model call; e3's is the second failure of `echo` and spends per_tool=1. The
     # run stops, and e3 keeps the answer the limit wrote for it: the stop writes none.
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
-    script = [
-        AIMessage("", tool_calls=[call("echo", "e1")]),
-        AIMessage("", tool_calls=[call("echo", "e2"), call("echo", "e3")]),
-        AIMessage("done"),
-    ]
+    script = [*ONE_THEN_TWO, DONE]
 
     def limit() -> ToolCallLimitMiddleware:
         return ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
 
     # The limit alone: what it writes for each call.
-    alone: Agent = create_agent(
-        ScriptedChatModel(script=script), tools=[echo_tool()], middleware=[limit()]
-    )
+    alone = agent_of([echo_tool()], [limit()], script)
     written = {
         m.tool_call_id: m for m in run(alone, path)["messages"] if isinstance(m, ToolMessage)
     }
     ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
-    middleware: list[Any] = [limit(), ours] if order == "limit first" else [ours, limit()]
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=script),
-        tools=[echo_tool()],
-        middleware=middleware,
-        checkpointer=InMemorySaver(),
-    )
+    agent = agent_of([echo_tool()], stacked(order, limit(), ours), script, InMemorySaver())
     config: RunnableConfig = {"configurable": {"thread_id": "blocked"}}
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:
@@ -507,8 +432,6 @@ def test_a_block_that_spends_the_budget_stops_the_run_with_the_limits_answer_kep
     assert kept["e2"] == (written["e2"].status, written["e2"].content)
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("path", PATHS)
 def test_the_limits_blocks_in_the_reply_whose_failure_stops_the_run_are_never_met(
     path: Path, order: str
 ) -> None:
@@ -516,28 +439,16 @@ def test_the_limits_blocks_in_the_reply_whose_failure_stops_the_run_are_never_me
     # next model call, where this middleware would have met the limit's block of e1, in the
     # same reply. No model call follows: the block is never met, neither recorded nor told,
     # and keeps the limit's answer.
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-
     told: list[ToolFailure] = []
     limit = ToolCallLimitMiddleware(tool_name="echo", run_limit=0, exit_behavior="continue")
-    ours = ToolErrorMiddleware(
-        report_type_only,
-        budget=ErrorBudget(per_tool=1),
-        record_failures=True,
-        listeners=[told.append],
-    )
-    middleware: list[Any] = [limit, ours] if order == "limit first" else [ours, limit]
+    ours = reporting(told, ErrorBudget(per_tool=1))
     script = [
         AIMessage("", tool_calls=[call("weather", "w1")]),
         AIMessage("", tool_calls=[call("weather", "w2"), call("echo", "e1")]),
-        AIMessage("done"),
+        DONE,
     ]
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=script),
-        tools=[WEATHER, echo_tool()],
-        middleware=middleware,
-        checkpointer=InMemorySaver(),
-    )
+    middleware = stacked(order, limit, ours)
+    agent = agent_of([WEATHER, echo_tool()], middleware, script, InMemorySaver())
     config: RunnableConfig = {"configurable": {"thread_id": "stopped"}}
 
     with pytest.raises(ToolErrorBudgetExceeded) as raised:

@@ -29,7 +29,7 @@ from langchain_tool_errors import (
     ToolErrorMiddleware,
     ToolFailure,
 )
-from tests._agents import PATHS, Path, build_agent, call, run, tool_messages
+from tests._agents import Path, build_agent, call, run, tool_messages
 from tests._composing import Flaky, Plan, agent_of, calls
 
 SECRET = "token=sk-live-0123"
@@ -107,7 +107,6 @@ WHO_ANSWERS: list[tuple[Order, OnFailure, int, tuple[FailureKind, str, int], str
 ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     ("order", "on_failure", "runs", "recorded", "content", "exceptions"), WHO_ANSWERS
 )
@@ -135,7 +134,6 @@ def test_who_answers_a_failing_call_in_each_order_and_mode(
     assert record_view(result["tool_failures"]) == [("c1", kind, error_type, route, "answered")]
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_a_route_for_inner_middleware_errors_reads_the_retrys_answer_and_replaces_it(
     path: Path,
 ) -> None:
@@ -153,7 +151,6 @@ def test_a_route_for_inner_middleware_errors_reads_the_retrys_answer_and_replace
     assert message.text == INNER_ROUTE_TEXT
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_without_a_route_the_retrys_answer_reaches_the_model_as_written_and_is_recorded(
     path: Path,
 ) -> None:
@@ -184,7 +181,6 @@ BUDGETS: list[tuple[Order, OnFailure, FailureKind, int]] = [
 ]
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(("order", "on_failure", "kind", "runs"), BUDGETS)
 def test_a_budget_counts_one_failure_per_call_whatever_the_retries(
     path: Path, order: Order, on_failure: OnFailure, kind: FailureKind, runs: int
@@ -226,7 +222,6 @@ def declining(declined: Declined, told: list[ToolFailure]) -> AgentMiddleware[An
     return ToolErrorMiddleware(handled, exceptions=KeyError, listeners=[told.append])
 
 
-@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
     ("declined", "outcomes"),
     [("handler returns None", ["propagated", "propagated"]), ("not selected by exceptions=", [])],
@@ -244,7 +239,6 @@ def test_a_failure_ours_declines_goes_on_up_and_an_outer_retry_retries_it(
     assert [f["outcome"] for f in told] == outcomes
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_failures_that_go_on_up_are_told_to_listeners_and_never_kept_in_the_record(
     path: Path,
 ) -> None:
@@ -262,7 +256,6 @@ def test_failures_that_go_on_up_are_told_to_listeners_and_never_kept_in_the_reco
     assert result["tool_failures"] == []
 
 
-@pytest.mark.parametrize("path", PATHS)
 def test_an_outer_retrys_answer_to_a_failure_ours_declined_is_an_inner_middleware_failure(
     path: Path,
 ) -> None:

@@ -9,17 +9,13 @@ answer, which routes read as `UnknownTool.known_tools`, lists the hidden tools t
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 from langchain.agents.middleware import (
-    AgentMiddleware,
     LLMToolSelectorMiddleware,
     ModelRequest,
-    ModelResponse,
 )
-from langchain.agents.middleware.types import AgentState, ExtendedModelResponse
 from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -33,40 +29,22 @@ from langchain_tool_errors import (
     UnknownTool,
 )
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
-from tests._agents import PATHS, Path, call, echo_tool, failing_tool, run, tool_messages
-from tests._composing import Plan, agent_of, calls
-
-Order = Literal["selector outside", "ours outside"]
-ORDERS: tuple[Order, ...] = ("selector outside", "ours outside")
+from tests._agents import Path, call, echo_tool, failing_tool, run, tool_messages
+from tests._composing import ORDERS, Order, Plan, agent_of, calls, stacked
+from tests._wrapping import BeforeModelCalls
 
 
-class OfferedTools(AgentMiddleware[AgentState[Any], Any, Any]):
+class OfferedTools(BeforeModelCalls):
     """Innermost around the model: keeps the names of the tools each model call offered."""
 
     def __init__(self) -> None:
         super().__init__()
         self.offered: list[list[str]] = []
 
-    def _keep(self, request: ModelRequest[Any]) -> None:
+    @override
+    def before(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         self.offered.append([tool.name for tool in request.tools if isinstance(tool, BaseTool)])
-
-    @override
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-        self._keep(request)
-        return handler(request)
-
-    @override
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-        self._keep(request)
-        return await handler(request)
+        return request
 
 
 def selecting_only(*names: str) -> LLMToolSelectorMiddleware:
@@ -114,12 +92,21 @@ class Handlers:
         )
 
 
-def run_selected(path: Path, order: Order) -> tuple[OfferedTools, Handlers, dict[str, Any]]:
+Selected = tuple[OfferedTools, Handlers, dict[str, Any]]
+"""A run behind the selector: the tools each model call offered, the routes' handlers, and
+the run's result."""
+
+
+@pytest.fixture(params=ORDERS)
+def selected(request: pytest.FixtureRequest, path: Path) -> Selected:
+    """The run, the selector listed outside ours or inside it."""
+    return run_selected(path, request.param)
+
+
+def run_selected(path: Path, order: Order) -> Selected:
     offered, handlers = OfferedTools(), Handlers()
     selector, mine = selecting_only("echo"), handlers.middleware()
-    middleware: list[AgentMiddleware[Any, Any, Any]] = (
-        [selector, mine, offered] if order == "selector outside" else [mine, selector, offered]
-    )
+    middleware = [*stacked(order, selector, mine), offered]
     plan = Plan(
         calls(
             call("search", "hidden-fails"),
@@ -133,12 +120,10 @@ def run_selected(path: Path, order: Order) -> tuple[OfferedTools, Handlers, dict
     return offered, handlers, run(agent_of(plan, tools(), middleware), path)
 
 
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("order", ORDERS)
 def test_a_tool_the_selector_hid_still_runs_and_only_a_missing_tool_is_unknown(
-    path: Path, order: Order
+    selected: Selected,
 ) -> None:
-    offered, _, result = run_selected(path, order)
+    offered, _, result = selected
 
     assert offered.offered == [["echo"], ["echo"]]  # the model was offered echo only
     messages = {call_id: (m.text, m.status) for call_id, m in tool_messages(result).items()}
@@ -157,11 +142,9 @@ def test_a_tool_the_selector_hid_still_runs_and_only_a_missing_tool_is_unknown(
     ]
 
 
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("order", ORDERS)
 def test_an_unknown_tools_known_tools_list_the_tools_the_selector_hid(
-    path: Path, order: Order
+    selected: Selected,
 ) -> None:
-    _, handlers, _ = run_selected(path, order)
+    _, handlers, _ = selected
 
     assert handlers.known_tools == [("search", "lookup", "echo")]

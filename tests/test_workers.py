@@ -38,7 +38,7 @@ from typing import Any
 import psycopg
 import pytest
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import Checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from typing_extensions import override
@@ -46,6 +46,7 @@ from typing_extensions import override
 from langchain_tool_errors import ToolFailure
 from tests._postgres import Postgres
 from tests._processes import ROOT
+from tests._savers import Watching
 from tests._workers import (
     MARKERS_ENV,
     QUEUE_TABLE,
@@ -498,9 +499,15 @@ def test_postgres_restarted_under_load(cluster: Cluster, postgres: Postgres) -> 
         while cluster.left() > 24:
             assert time.monotonic() < deadline
             time.sleep(0.2)
+        met = len(cluster.errors())
         postgres.stop("immediate")  # an abort: what was not committed is lost
         restarted = True
-        time.sleep(1)
+        # Down until the workers have met it (not for a guessed while): a database error in
+        # their logs.
+        deadline = time.monotonic() + 60
+        while len(cluster.errors()) == met:
+            assert time.monotonic() < deadline, "no worker met the stopped server"
+            time.sleep(0.05)
     finally:
         postgres.start()  # also when the test failed: the session's server must answer
     cluster.wait(timeout=180)
@@ -519,7 +526,7 @@ def test_postgres_restarted_under_load(cluster: Cluster, postgres: Postgres) -> 
     )
 
 
-class FailsOnce(InMemorySaver):
+class FailsOnce(Watching, InMemorySaver):
     """A saver whose database fails once: at its `at`-th write (a checkpoint or a step's
     writes), or where `_due` says."""
 
@@ -534,33 +541,12 @@ class FailsOnce(InMemorySaver):
         """Whether this write, the `written`-th (a checkpoint's or else a step's), fails."""
         return self.written == self.at
 
-    def _write(self, checkpoint: Checkpoint | None = None) -> None:
+    @override
+    def saving(self, checkpoint: Checkpoint | None, writes: Sequence[tuple[str, Any]]) -> None:
         self.written += 1
         if not self.failed and self._due(checkpoint):
             self.failed = True
             raise psycopg.OperationalError("server closed the connection unexpectedly")
-
-    @override
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        self._write(checkpoint)  # `aput` calls `put`
-        return super().put(config, checkpoint, metadata, new_versions)
-
-    @override
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self._write()  # `aput_writes` calls `put_writes`
-        super().put_writes(config, writes, task_id, task_path)
 
 
 class LosesTheStop(FailsOnce):

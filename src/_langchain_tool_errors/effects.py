@@ -1,25 +1,25 @@
 """What a failure's life asks of the world, and the two drivers that carry it out.
 
-A failure's life (`lifecycle.py`) is written once, as a generator that performs no I/O:
+A failure's life (`lifecycle.py`) is written once, as a generator that never awaits:
 where it needs a route's handler to answer, or the listeners to be told, it yields an
 effect, and the driver of the path it runs on carries that out and sends back the result.
 `run` calls sync handlers and tells listeners; `arun` awaits async ones. That is the only
 place the two paths differ. A handler's exception is thrown back into the life at the
 effect that asked for it, so the life tells the listeners it went on up before it is raised.
 
-The effects are plain tuples, since a failure path makes one or two of them: a handled
-failure costs what langchain's class costs, give or take a microsecond.
+An `Ask` is a plain tuple, since every handled failure makes one: a handled failure costs
+what langchain's class costs, give or take a microsecond.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import TypeAlias, TypeVar
+from typing import NamedTuple, TypeAlias, TypeVar
 
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.failures import ReportedFailure
-from _langchain_tool_errors.handling import Answer, aask, ask
+from _langchain_tool_errors.handling import Answer, aanswer_of, answer_of
 from _langchain_tool_errors.record_types import ToolFailure
 from _langchain_tool_errors.recording import Recorder
 from _langchain_tool_errors.route_table import RouteHandlers
@@ -31,8 +31,13 @@ Ask: TypeAlias = tuple[RouteHandlers, Exception | ReportedFailure, ToolCallReque
 
 The driver sends back the handler's `Answer`, or `None` when it declined."""
 
-Tell: TypeAlias = tuple[Recorder, ToolFailure]
-"""Tell the listeners of a settled failure. The driver sends back `None`."""
+
+class Tell(NamedTuple):
+    """Tell the listeners of a settled failure. The driver sends back `None`."""
+
+    recorder: Recorder
+    record: ToolFailure
+
 
 Effect: TypeAlias = Ask | Tell
 
@@ -47,47 +52,50 @@ def run(life: Life[_T]) -> _T:
     whatever a handler raises is chained to it.
     """
     result: Answer | None = None
-    raised: BaseException | None = None
+    pending: BaseException | None = None
     while True:
         try:
-            effect = life.send(result) if raised is None else life.throw(raised)
+            effect = life.send(result) if pending is None else life.throw(pending)
         except StopIteration as done:
             value: _T = done.value
             return value
-        raised = None
+        finally:
+            pending = None  # what goes up holds this frame: no cycle through it
         try:
-            match effect:
-                case (route, failure, request):
-                    result = ask(route, failure, request)
-                case (recorder, record):
-                    recorder.tell(record)
-                    result = None
+            result = _carried_out(effect)
         except BaseException as error:  # the life decides what goes on up, and tells
-            raised = error
+            pending = error
 
 
 async def arun(life: Life[_T]) -> _T:
     """Carry out a life on the async path: async handlers and listeners are awaited."""
     result: Answer | None = None
-    error: BaseException | None = None
+    pending: BaseException | None = None
     while True:
         try:
-            effect = life.throw(error) if error is not None else life.send(result)
-        except StopIteration as finished:
-            returned: _T = finished.value
-            return returned
-        error = None
+            effect = life.send(result) if pending is None else life.throw(pending)
+        except StopIteration as done:
+            value: _T = done.value
+            return value
+        finally:
+            pending = None
         try:
             result = await _acarried_out(effect)
-        except BaseException as raised:
-            error = raised
+        except BaseException as error:
+            pending = error
+
+
+def _carried_out(effect: Effect) -> Answer | None:
+    """What an effect gives on the sync path: a sync handler's answer."""
+    if isinstance(effect, Tell):
+        effect.recorder.tell(effect.record)
+        return None
+    return answer_of(*effect)
 
 
 async def _acarried_out(effect: Effect) -> Answer | None:
     """What an effect gives on the async path: an async handler's answer, awaited."""
-    match effect:
-        case (route, failure, request):
-            return await aask(route, failure, request)
-        case (recorder, record):
-            await recorder.atell(record)
-            return None
+    if isinstance(effect, Tell):
+        await effect.recorder.atell(effect.record)
+        return None
+    return await aanswer_of(*effect)

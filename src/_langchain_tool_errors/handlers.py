@@ -8,17 +8,14 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypeVar
 
 from _langchain_tool_errors.call_checks import require_awaitable
-from _langchain_tool_errors.checks import (
-    is_async_callable,
-    require_exception_types,
-    require_handler_to_wrap,
-)
+from _langchain_tool_errors.checks import require_exception_types
 from _langchain_tool_errors.failures import (
     KIND_PHRASES,
     InvalidArguments,
     ReportedFailure,
     UnknownTool,
 )
+from _langchain_tool_errors.handler_checks import is_async_callable, require_handler_to_wrap
 from _langchain_tool_errors.handler_types import AOnError, OnError, ToolErrorContent
 from _langchain_tool_errors.tool_calls import tool_name
 

@@ -49,7 +49,7 @@ Answer: TypeAlias = tuple[str, object]
 content it returned (never `None`, which declines), unchecked."""
 
 
-def ask(
+def answer_of(
     route: RouteHandlers, failure: Exception | ReportedFailure, request: ToolCallRequest
 ) -> Answer | None:
     """The route's sync handler's answer to a failure, or `None` when it declines.
@@ -74,7 +74,7 @@ def ask(
     return None if content is None else ("on_error", content)
 
 
-async def aask(
+async def aanswer_of(
     route: RouteHandlers, failure: Exception | ReportedFailure, request: ToolCallRequest
 ) -> Answer | None:
     """The answer on the async path (`aon_error`, else `on_error`), or `None` when it declines.

@@ -8,8 +8,9 @@ the hook returns. The sync and async hooks drive the same life (`effects.run`,
 1. classify: an exception is its own kind; an error message or an answer written
    elsewhere is classified (`classifying.py`);
 2. route: the first route that matches, as an `except` clause would (`route_table.py`);
-3. handle: the route's handler gives the content (`Ask`, then `handling.py`); a failure
-   no route takes, or whose handler declines or fails, goes on up, and is told so;
+3. handle: the route's handler gives the content (`Ask`, then `handling.py`). An exception
+   no route takes, or whose handler declines, goes on up and is told so; a handler that
+   fails goes on up too. A failure that is not an exception keeps its own message;
 4. count and record (`settling.py`), then tell the listeners (`Tell`).
 """
 
@@ -29,13 +30,13 @@ from _langchain_tool_errors.answered_elsewhere import answered_elsewhere
 from _langchain_tool_errors.asked_by import note_replies
 from _langchain_tool_errors.classifying import classify, malformed_calls
 from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
-from _langchain_tool_errors.effects import Life
+from _langchain_tool_errors.effects import Life, Tell
 from _langchain_tool_errors.failures import ReportedFailure
 from _langchain_tool_errors.handling import fresh, replaced, sendable
 from _langchain_tool_errors.inner_commands import answered_inside, put_back
 from _langchain_tool_errors.pausing import Release, asked_of, decided
 from _langchain_tool_errors.plan import Plan
-from _langchain_tool_errors.providers import provider_of
+from _langchain_tool_errors.providers import Provider
 from _langchain_tool_errors.record_types import ToolFailure
 from _langchain_tool_errors.repair import repaired
 from _langchain_tool_errors.route_table import RouteHandlers
@@ -152,7 +153,7 @@ def before_model(
     raise_stop(plan.name, state)
     accounts = plan.accounts
     ordered = None if accounts is None else accounts.in_call_order(state)
-    found = yield from malformed(plan, state, runtime)
+    found = yield from unmet_malformed(plan, state, runtime)
     for failure, request, message in answered_elsewhere(state, runtime, plan.name):
         if plan.ignores(request) or is_closed(plan, request, state):
             continue
@@ -177,17 +178,17 @@ def after_model(
     A reply with no call but malformed ones goes back to the model in the same run:
     `create_agent` would otherwise end the run with it, an empty answer.
     """
-    found = yield from malformed(plan, state, runtime)
+    found = yield from unmet_malformed(plan, state, runtime)
     update, records = settle(plan, state, found)
     yield from _told(plan, records)
     return back_to_the_model(state, found, update)
 
 
-def after_reply(
-    plan: Plan, response: ModelResponse[Any], request: ModelRequest[Any]
+def repaired_reply(
+    plan: Plan, response: ModelResponse[Any], request: ModelRequest[Any], provider: Provider
 ) -> Life[ModelResponse[Any] | ExtendedModelResponse[Any]]:
     """The model's response, its wrong calls repaired where `repair=` corrects them."""
-    note_replies(response, provider_of(request.model))  # a failure of its calls checks it
+    note_replies(response, provider)  # a failure of its calls is checked against it
     repair = plan.repair
     if repair is None:
         return response
@@ -199,7 +200,9 @@ def after_reply(
     return result
 
 
-def malformed(plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]) -> Life[list[Settled]]:
+def unmet_malformed(
+    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
+) -> Life[list[Settled]]:
     """The last reply's malformed calls this middleware takes and has not met, each routed.
 
     Met after the model; else before the next model call, when a hook after the model
@@ -208,7 +211,7 @@ def malformed(plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]) -> Li
     skipped this one's. None for a middleware with no hook after the model.
     """
     found: list[Settled] = []
-    if plan.shape != "replying":
+    if not plan.replies:
         return found
     marks: Mapping[str, int] | None = None  # read at the first call: this runs before
     step = ""  # every model call, and most replies have no malformed call
@@ -266,9 +269,9 @@ def _finish(
     route: RouteHandlers | None,
 ) -> Life[ToolMessage | Command[Any]]:
     """Count and record a failure with its message, tell the listeners, then answer."""
-    answer, told = conclude(plan, message, failure, request, _position(route))
-    if told is not None:
-        yield told
+    answer, record = conclude(plan, message, failure, request, _position(route))
+    if record is not None:
+        yield from _told(plan, [record])
     return answer
 
 
@@ -289,7 +292,7 @@ def _propagated(
         return
     if isinstance(failure, Exception) and is_invalid_resume(failure):
         return
-    yield (recorder, recorder.failure(failure, request, _position(route), "propagated"))
+    yield Tell(recorder, recorder.failure(failure, request, _position(route), "propagated"))
 
 
 def _told(plan: Plan, records: list[ToolFailure]) -> Life[None]:
@@ -297,7 +300,7 @@ def _told(plan: Plan, records: list[ToolFailure]) -> Life[None]:
     recorder = plan.recorder
     if recorder is not None:
         for record in records:
-            yield (recorder, record)
+            yield Tell(recorder, record)
 
 
 def _position(route: RouteHandlers | None) -> int | None:

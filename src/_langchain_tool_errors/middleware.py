@@ -17,15 +17,13 @@ from typing_extensions import TypeVar, override
 from _langchain_tool_errors.budget import ErrorBudget
 from _langchain_tool_errors.call_checks import refuse_the_sync_path
 from _langchain_tool_errors.checks import (
-    reject_async_on_error,
     reject_routes_keyword,
-    require_a_handler,
-    require_callable,
     require_exception_types,
     require_tool_selection,
 )
 from _langchain_tool_errors.control_flow import GraphBubbleUp
 from _langchain_tool_errors.effects import arun, run
+from _langchain_tool_errors.handler_checks import require_handlers
 from _langchain_tool_errors.handler_types import (
     AOnError,
     AsyncOnly,
@@ -40,10 +38,10 @@ from _langchain_tool_errors.handler_types import (
 from _langchain_tool_errors.lifecycle import (
     after_exception,
     after_model,
-    after_reply,
     after_result,
     before_model,
     before_running,
+    repaired_reply,
 )
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, sent
 from _langchain_tool_errors.pausing import Release
@@ -302,10 +300,7 @@ class ToolErrorMiddleware(
                 LangGraph control-flow signal, or `error_prefix` is empty.
         """
         reject_routes_keyword(routes)
-        require_a_handler(on_error, aon_error, instead=_FROM_ROUTES)
-        require_callable("on_error", on_error)
-        require_callable("aon_error", aon_error)
-        reject_async_on_error(on_error)
+        require_handlers(on_error, aon_error, instead=_FROM_ROUTES)
         checked = require_exception_types(exceptions)
         tool_names = require_tool_selection(tools)
         # The configuration as one route, so that the hooks route every failure alike. Its
@@ -701,10 +696,10 @@ class ToolErrorMiddleware(
             assert model_request.messages[0] is failed  # the agent's state is untouched
             ```
         """
-        plan = self._plan
-        messages = sent(request.messages, provider_of(request.model), plan.error_prefix)
+        plan, provider = self._plan, provider_of(request.model)
+        messages = sent(request.messages, provider, plan.error_prefix)
         response = handler(request if messages is None else request.override(messages=messages))
-        return run(after_reply(plan, response, request))
+        return run(repaired_reply(plan, response, request, provider))
 
     @override
     async def awrap_model_call(
@@ -753,12 +748,12 @@ class ToolErrorMiddleware(
             assert response.result[0].text == "42 | Error: no such id"  # only errors are marked
             ```
         """
-        plan = self._plan
-        messages = sent(request.messages, provider_of(request.model), plan.error_prefix)
+        plan, provider = self._plan, provider_of(request.model)
+        messages = sent(request.messages, provider, plan.error_prefix)
         response = await handler(
             request if messages is None else request.override(messages=messages)
         )
-        return await arun(after_reply(plan, response, request))
+        return await arun(repaired_reply(plan, response, request, provider))
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
     # error; ty reports any narrowed `self` in an override as incompatible with the base.
@@ -832,7 +827,7 @@ class ToolErrorMiddleware(
         # A success, and anything a plain middleware does not watch, goes straight back.
         # `type() is`: `isinstance` against a pydantic model class goes through its ABC
         # metaclass, several times slower; any other result takes the longer way.
-        if plan.shape == "plain" or (type(result) is ToolMessage and result.status != "error"):
+        if not plan.watches or (type(result) is ToolMessage and result.status != "error"):
             return result
         return run(after_result(plan, result, request))
 
@@ -906,7 +901,7 @@ class ToolErrorMiddleware(
             if answer is None:
                 raise
             return answer
-        if plan.shape == "plain" or (type(result) is ToolMessage and result.status != "error"):
+        if not plan.watches or (type(result) is ToolMessage and result.status != "error"):
             return result
         return await arun(after_result(plan, result, request))
 

@@ -19,11 +19,11 @@ from _langchain_tool_errors.checks import (
     require_budget,
     require_error_prefix,
     require_flag,
-    require_listeners,
     require_name,
 )
 from _langchain_tool_errors.counting import Accounts
 from _langchain_tool_errors.failures import MalformedToolCall
+from _langchain_tool_errors.handler_checks import require_listeners
 from _langchain_tool_errors.record_types import AFailureListener, FailureListener
 from _langchain_tool_errors.recording import Recorder
 from _langchain_tool_errors.repair import RepairCall, require_repair
@@ -71,6 +71,11 @@ class Plan:
     """What each reply's wrong calls are offered to; `None` repairs nothing."""
     shape: Shape
     """The graph this configuration needs (see `Shape`)."""
+    watches: bool
+    """Whether every result is looked at, and failures counted, recorded and marked settled:
+    a budget, a route for failures that are not exceptions, the record or listeners."""
+    replies: bool
+    """Whether the model's replies are met after the model, for their malformed calls."""
     looks: bool
     """Whether a call needs a look before it runs: a tool may be closed or held, or
     repeats are answered."""
@@ -157,6 +162,8 @@ def compile_plan(
         recorder=Recorder(checked_name, keeps, checked_listeners) if records else None,
         repair=checked_repair,
         shape=shape,
+        watches=shape != "plain",
+        replies=shape == "replying",
         looks=repeats is not None or (accounts is not None and (accounts.closes or accounts.holds)),
         sync_capable=all(route.on_error is not None for route in routes),
     )

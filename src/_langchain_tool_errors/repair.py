@@ -24,9 +24,10 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import TypeIs
 
-from _langchain_tool_errors.checks import describe, is_async_callable, require_arguments
+from _langchain_tool_errors.checks import describe
 from _langchain_tool_errors.classifying import field_errors, malformed, standing_request
 from _langchain_tool_errors.failures import InvalidArguments, MalformedToolCall, UnknownTool
+from _langchain_tool_errors.handler_checks import is_async_callable, require_arguments
 from _langchain_tool_errors.record_types import ToolFailure
 from _langchain_tool_errors.recording import Recorder
 from _langchain_tool_errors.state import FAILURES_KEY

@@ -42,18 +42,15 @@ def _selected(routes: tuple[Route[Any], ...]) -> tuple[bool, frozenset[str] | No
     return True, frozenset(tools)
 
 
-_JSON = json.JSONEncoder(sort_keys=True, check_circular=False)
-"""One encoder for every call: `json.dumps` with any option builds a new one each time.
-
-A model's arguments are parsed JSON, so they hold no cycle to look for; a value that does
-is refused by the recursion limit, and counts as not JSON."""
+_JSON = json.JSONEncoder(sort_keys=True)
+"""One encoder for every call: `json.dumps` with any option builds a new one each time."""
 
 
-def _canonical(args: object) -> str | None:
+def canonical(args: object) -> str | None:
     """The arguments as JSON with sorted keys, or `None` for values JSON cannot hold."""
     try:
         return _JSON.encode(args)
-    except (TypeError, ValueError, RecursionError):  # not JSON: never equal (a model's is)
+    except (TypeError, ValueError):  # not JSON (a model's arguments always are): never equal
         return None
 
 
@@ -80,7 +77,7 @@ class Repeats:
         tool = tool_name(request)
         if self._tools is not None and tool not in self._tools:
             return None
-        args = _canonical(request.tool_call.get("args") or {})
+        args = canonical(request.tool_call.get("args") or {})
         if args is None:
             return None
         digest = hashlib.blake2b(f"{tool}\x00{args}".encode(), digest_size=16).hexdigest()

@@ -10,14 +10,12 @@ from typing_extensions import TypeIs, TypeVar, override
 
 from _langchain_tool_errors.budget import ErrorBudget
 from _langchain_tool_errors.checks import (
-    reject_async_on_error,
-    require_a_handler,
     require_budget,
-    require_callable,
     require_failure_types,
     require_tool_selection,
 )
 from _langchain_tool_errors.failures import ReportedFailure
+from _langchain_tool_errors.handler_checks import require_handlers
 from _langchain_tool_errors.handler_types import (
     AOnError,
     AsyncOnly,
@@ -202,10 +200,12 @@ class Route(Generic[_ModeT_co]):
             ValueError: `exceptions` or `tools` is empty, or `exceptions` names a
                 LangGraph control-flow signal.
         """
-        require_a_handler(on_error, aon_error, owner="Route(exceptions, on_error)")
-        require_callable("on_error", on_error)
-        require_callable("aon_error", aon_error)
-        reject_async_on_error(on_error, fix="Route(..., aon_error=...)")
+        require_handlers(
+            on_error,
+            aon_error,
+            owner="Route(exceptions, on_error)",
+            fix="Route(..., aon_error=...)",
+        )
         # As in ToolErrorMiddleware: the overloads tie the handlers to the type
         # parameters, which the implementation's signature cannot name.
         self._on_error = cast("OnError[ToolErrorContent, Any] | None", on_error)

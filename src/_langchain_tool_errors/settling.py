@@ -19,7 +19,6 @@ from langgraph.types import Command, Overwrite
 
 from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
 from _langchain_tool_errors.classifying import last_reply
-from _langchain_tool_errors.effects import Tell
 from _langchain_tool_errors.failures import InnerMiddlewareError, MalformedToolCall, ReportedFailure
 from _langchain_tool_errors.pausing import asked_of, person_s_answer, released
 from _langchain_tool_errors.plan import Plan
@@ -103,15 +102,15 @@ def conclude(
     failure: Exception | ReportedFailure,
     request: ToolCallRequest,
     route: int | None,
-) -> tuple[ToolMessage | Command[Any], Tell | None]:
+) -> tuple[ToolMessage | Command[Any], ToolFailure | None]:
     """Count and record a failure met in the tool-call hook, with its message.
 
-    Returns what the hook returns and the effect that tells the listeners of the failure's
-    record (`None` when nothing records or listens). A spent "stop" budget does not raise
+    Returns what the hook returns and the failure's record, for the listeners (`None` when
+    nothing records or listens). A spent "stop" budget does not raise
     here: the call is answered with the stop, which goes into the state beside the step's
     other results, and the next hook raises it once the step is saved (see `stopping.py`).
     """
-    if plan.shape == "plain":  # nothing counts or records: the handler's message goes back
+    if not plan.watches:  # nothing counts or records: the handler's message goes back
         return settled_answer(message, request), None
     recorder = plan.recorder
     record: ToolFailure | None = None
@@ -137,7 +136,7 @@ def conclude(
             record = stop.failure
     else:
         # The call is settled here: no hook before the model meets its answer again.
-        update = {"messages": [told or message], SETTLED_KEY: settled(step, call_id)}
+        update = {"messages": [told or message], SETTLED_KEY: settled(step, message.tool_call_id)}
         remembered = None if plan.repeats is None else plan.repeats.remember(request)
         if increments is not None or remembered is not None:
             update[COUNTS_KEY] = {**(increments or {}), **(remembered or {})}
@@ -145,11 +144,9 @@ def conclude(
             update[PAUSES_KEY] = dict([held])
         if recorder is not None:
             record = recorder.failure(failure, request, route, outcome)
-    if recorder is None or record is None:
-        return Command(update=update), None
-    if recorder.keeps:
+    if record is not None and plan.keeps:
         update[FAILURES_KEY] = [record]
-    return Command(update=update), (recorder, record)
+    return Command(update=update), record
 
 
 def settle(
@@ -233,7 +230,7 @@ def settle(
         if recorder is not None:
             records.append(recorder.failure(failure, request, route, outcome))
         # Met here: an answer written elsewhere is not met again before the next model
-        # call, nor a malformed call (see `lifecycle.malformed`).
+        # call, nor a malformed call (see `lifecycle.unmet_malformed`).
         marks[settled_key(plan.name, step, id_of(request))] = 1
         if answer is not None:
             messages.append(answer if replaces is None else _keeping(answer, replaces))

@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 # TypedDict on Python 3.11.
 from typing_extensions import TypedDict
 
+# The base of the stages: neither `budget` nor `classifying` may import this module.
 from _langchain_tool_errors.budget import BudgetScope
 from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.failures import FailureKind

@@ -10,7 +10,6 @@ happens.
 """
 
 from _langchain_tool_errors.budget import ErrorBudget, ToolErrorBudgetExceeded
-from _langchain_tool_errors.checks import MissingHandlerError
 from _langchain_tool_errors.failures import (
     FailureKind,
     FieldError,
@@ -22,6 +21,7 @@ from _langchain_tool_errors.failures import (
     ToolReportedError,
     UnknownTool,
 )
+from _langchain_tool_errors.handler_checks import MissingHandlerError
 from _langchain_tool_errors.handler_types import (
     AOnError,
     AsyncOnly,

@@ -70,8 +70,8 @@ ToolErrorMiddleware(None)  # type: ignore[call-overload]  # pyright: ignore[repo
 # An async function where a sync one is expected, and the other way round.
 ToolErrorMiddleware(aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 ToolErrorMiddleware(on_error=aon_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
-ToolErrorMiddleware(aon_error=on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
-ToolErrorMiddleware(on_error, aon_error=on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(aon_error=on_error)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
+ToolErrorMiddleware(on_error, aon_error=on_error)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 # A handler whose result is not content.
 ToolErrorMiddleware(returns_int)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 ToolErrorMiddleware(returns_int_list)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]

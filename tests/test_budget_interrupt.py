@@ -8,7 +8,7 @@ comes before the call runs and that a resume runs it at most once.
 from __future__ import annotations
 
 from pathlib import Path as FilePath
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pytest
 
@@ -203,13 +203,13 @@ def test_stop_ends_the_run_with_the_budget_s_error_and_answers_the_call(path: Pa
         "tool",
         "exception",
     )
-    assert stop.failure == {
+    assert stop.failure == {  # the failure that spent the budget, not the waiting call
         "middleware": "ToolErrorMiddleware",
         "tool": "weather",
-        "call_id": "c-4",
+        "call_id": "c-3",
         "kind": "exception",
         "error_type": "ConnectionError",
-        "route": None,
+        "route": 0,
         "outcome": "stopped",
     }
     assert len(runs) == 3
@@ -496,9 +496,10 @@ def test_stop_at_a_block_ends_the_run_with_the_budget_s_error(path: Path, order:
         "inner_middleware",
     )
     assert spent.value.failure is not None
+    # e-4's block spent the budget; e-5, blocked too, waited at the pause.
     assert (spent.value.failure["middleware"], spent.value.failure["call_id"]) == (
         "ToolErrorMiddleware",
-        "e-5",
+        "e-4",
     )
 
 
@@ -938,3 +939,97 @@ def test_stop_at_a_cut_short_call_answers_every_other_call_of_its_reply_as_stopp
         assert answers[call_id].text.startswith(
             "This call to `weather` did not run: a person stopped the run"
         ), call_id
+
+
+PAUSE_SITES = ("tool call", "block", "cut short")
+"""Where a person stops the run: at the held tool's next call in the tool node, or after
+the model, at a call of the held tool that never reaches it (a limit blocked it, or the
+model cut its arguments short)."""
+
+
+def site_agent(site: str, when_spent: Literal["stop", "interrupt"], **options: Any) -> Agent:
+    """An agent whose budget is spent at `site` by its third failure (its second, cut short),
+    with `when_spent`, so that "interrupt" pauses at the next call there."""
+    malformed: tuple[FailureKind, ...] = ("malformed_call",)
+    budget = (
+        ErrorBudget(per_tool=1, when_spent=when_spent, kinds=malformed)
+        if site == "cut short"
+        else ErrorBudget(per_tool=2, when_spent=when_spent)
+    )
+    ours = ToolErrorMiddleware(report_type_only, budget=budget, **options)
+    middleware: list[Any] = [ours]
+    tools = [weather_tool([])]
+    script: list[AIMessage | Repeat] = [Repeat(CALL, times=4)]
+    if site == "block":
+        middleware.append(ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue"))
+        tools = [echo_tool()]
+        script = [Repeat(AIMessage("", tool_calls=[call("echo", "e", query="hi")]), times=6)]
+    elif site == "cut short":
+        script = [cut_short("m1"), cut_short("m2"), cut_short("m3")]
+    built: Agent = create_agent(
+        ScriptedChatModel(script=[*script, AIMessage("done")]),
+        tools=tools,
+        middleware=middleware,
+        checkpointer=InMemorySaver(),
+    )
+    return built
+
+
+def answered_once(messages: list[Any]) -> bool:
+    """Whether every call of every reply has exactly one answer, and no answer is stray."""
+    replies = [m for m in messages if isinstance(m, AIMessage)]
+    calls = [str(c["id"]) for m in replies for c in [*m.tool_calls, *m.invalid_tool_calls]]
+    answers = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
+    return sorted(calls) == sorted(answers)
+
+
+def run_to_the_stop(agent: Agent, path: Path) -> None:
+    """Run until the budget stops the run: at once, or at the pause by a person's stop."""
+    paused = run(agent, path, config=CONFIG)
+    assert "__interrupt__" in paused  # a "stop" budget raised before this
+    resume(agent, path, {"type": "stop"})
+
+
+@pytest.mark.parametrize("site", PAUSE_SITES)
+@pytest.mark.parametrize("recorded", [True, False], ids=["record", "no record"])
+def test_a_person_s_stop_leaves_the_thread_as_a_stop_budget_s_stop_does(
+    path: Path, site: str, recorded: bool
+) -> None:
+    """The record ends with the failure that spent the budget, `outcome="stopped"`: the
+    entry the exception holds, the one a "stop" budget's stop ends with; the listeners are
+    told of it once; the next input reaches the model with every call answered once."""
+    told: dict[str, list[ToolFailure]] = {"stop": [], "interrupt": []}
+    stops: dict[str, ToolErrorBudgetExceeded] = {}
+    records: dict[str, list[ToolFailure]] = {}
+    for when_spent in ("stop", "interrupt"):
+        agent = site_agent(
+            site, when_spent, record_failures=recorded, listeners=[told[when_spent].append]
+        )
+        with pytest.raises(ToolErrorBudgetExceeded) as spent:
+            run_to_the_stop(agent, path)
+        stops[when_spent] = spent.value
+        records[when_spent] = agent.get_state(CONFIG).values.get("tool_failures", [])
+        told[when_spent] = told[when_spent].copy()  # the next input's failures come after
+        after = run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
+        assert after["messages"][-1].text == "done"
+        assert answered_once(after["messages"])
+
+    budget_s, person_s = stops["stop"], stops["interrupt"]
+    assert person_s.failure is not None
+    assert person_s.failure == budget_s.failure
+    assert person_s.failure["outcome"] == "stopped"
+    assert (
+        person_s.failure["call_id"] == {"tool call": "c-3", "block": "e-4", "cut short": "m2"}[site]
+    )
+    shown = (budget_s.tool, budget_s.count, budget_s.limit, budget_s.scope, budget_s.kind)
+    assert (person_s.tool, person_s.count, person_s.limit, person_s.scope, person_s.kind) == shown
+    # The person's thread also holds the failure's entry as "held", from before the pause.
+    held = [r for r in told["interrupt"] if r["outcome"] == "held"]
+    assert [{**r, "outcome": "stopped"} for r in held] == [person_s.failure]
+    assert told["interrupt"][-1] == person_s.failure
+    assert told["stop"][-1] == budget_s.failure
+    if recorded:
+        assert records["interrupt"] == told["interrupt"]
+        assert records["stop"] == told["stop"]
+    else:
+        assert records == {"stop": [], "interrupt": []}

@@ -201,6 +201,8 @@ class Accounts:
             held: HeldTool = {
                 "middleware": self._name,
                 "tool": tool,
+                "call_id": str(request.tool_call.get("id")),
+                "failure_route": route,
                 "kind": kind,
                 "error_type": type_name(failure),
                 "count": count,

@@ -34,7 +34,12 @@ from _langchain_tool_errors.effects import Life, Tell
 from _langchain_tool_errors.failures import ReportedFailure
 from _langchain_tool_errors.handling import fresh, replaced, sendable
 from _langchain_tool_errors.inner_commands import answered_inside, put_back
-from _langchain_tool_errors.pausing import Release, asked_of, decided
+from _langchain_tool_errors.pausing import (
+    Release,
+    answered_by_person,
+    asked_of,
+    stopped_by_person,
+)
 from _langchain_tool_errors.plan import Plan
 from _langchain_tool_errors.providers import Provider
 from _langchain_tool_errors.record_types import ToolFailure
@@ -47,6 +52,7 @@ from _langchain_tool_errors.settling import (
     is_closed,
     settle,
     settled_closed,
+    stopped,
 )
 from _langchain_tool_errors.state import COUNTS_KEY, SETTLED_KEY, met, step_of
 from _langchain_tool_errors.stopping import raise_stop
@@ -119,7 +125,12 @@ def before_running(
         decision = asked_of(held[1], request)
         if decision["type"] == "go_on":
             return Release.of(held, request)
-        return decided(plan.name, decision, held[1], request)
+        if decision["type"] == "answer":
+            return answered_by_person(decision["text"], request)
+        answer, record = stopped(plan, stopped_by_person(held[1]), request, by_person=True)
+        if record is not None:
+            yield from _told(plan, [record])
+        return answer
     repeats = plan.repeats
     repeated = None if repeats is None else repeats.repeated(request)
     if repeated is None:  # no call of this tool with these arguments failed in the run

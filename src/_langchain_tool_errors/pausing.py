@@ -27,6 +27,7 @@ from pydantic import ConfigDict, Field, ValidationError, with_config
 # schema), and takes only typing_extensions' TypedDict on Python 3.11.
 from typing_extensions import TypedDict, TypeIs
 
+from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
 from _langchain_tool_errors.counting import row_key
 from _langchain_tool_errors.failures import FailureKind
 from _langchain_tool_errors.inner_commands import is_state_update
@@ -37,13 +38,12 @@ from _langchain_tool_errors.state import (
     PAUSES_KEY,
     RESET,
     SETTLED_KEY,
-    STOPS_KEY,
     HeldTool,
     own,
     set_to,
     step_of,
 )
-from _langchain_tool_errors.stopping import exceeded, stop_of, stopped_answer
+from _langchain_tool_errors.stopping import exceeded
 from _langchain_tool_errors.tool_calls import id_of, tool_name
 
 
@@ -284,33 +284,28 @@ def person_s_answer(text: str, request: ToolCallRequest) -> ToolMessage:
     return ToolMessage(content=text, tool_call_id=id_of(request), name=tool_name(request))
 
 
-def decided(
-    name: str, decision: AnswerDecision | StopDecision, held: HeldTool, request: ToolCallRequest
-) -> Command[Any]:
-    """The call's answer for a person's "answer" or "stop": the tool does not run.
-
-    "stop" is the budget's stop, made durable as a "stop" budget's is: the call is
-    answered with it and the next hook raises `ToolErrorBudgetExceeded`.
-    """
+def answered_by_person(text: str, request: ToolCallRequest) -> Command[Any]:
+    """The call's answer for a person's "answer": the tool does not run, and stays held."""
     mark = own(step_of(request.state), id_of(request))
-    if decision["type"] == "answer":
-        answer = person_s_answer(decision["text"], request)
-        return Command(update={"messages": [answer], SETTLED_KEY: mark})
-    stop = exceeded(held)
-    record: ToolFailure = {
-        "middleware": name,
+    return Command(update={"messages": [person_s_answer(text, request)], SETTLED_KEY: mark})
+
+
+def stopped_by_person(held: HeldTool) -> ToolErrorBudgetExceeded:
+    """The budget's stop for a person's "stop": as the budget would have stopped the run.
+
+    Its `failure` is the one that spent the budget, the failure the record holds as
+    "held", now with `outcome="stopped"`: the call waiting at the pause never ran.
+    """
+    failure: ToolFailure = {
+        "middleware": held["middleware"],
         "tool": held["tool"],
-        "call_id": id_of(request),
+        "call_id": held["call_id"],
         "kind": held["kind"],
         "error_type": held["error_type"],
-        "route": held["route"],
+        "route": held["failure_route"],
         "outcome": "stopped",
     }
-    stop.failure = record
-    kept = stop_of(stop, id_of(request))
-    # The call never ran: its answer says a person stopped the run.
-    answer = stopped_answer(kept, id_of(request), tool_name(request), by_person=True)
-    return Command(update={"messages": [answer], STOPS_KEY: {name: kept}, SETTLED_KEY: mark})
+    return exceeded(held, failure)
 
 
 def released(key: str, held: HeldTool) -> dict[str, int]:

@@ -20,7 +20,7 @@ from langgraph.types import Command, Overwrite
 from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
 from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.failures import InnerMiddlewareError, MalformedToolCall, ReportedFailure
-from _langchain_tool_errors.pausing import asked_of, person_s_answer, released
+from _langchain_tool_errors.pausing import asked_of, person_s_answer, released, stopped_by_person
 from _langchain_tool_errors.plan import Plan
 from _langchain_tool_errors.record_types import FailureOutcome, ToolFailure
 from _langchain_tool_errors.recording import failure_record
@@ -40,7 +40,6 @@ from _langchain_tool_errors.state import (
     step_of,
 )
 from _langchain_tool_errors.stopping import (
-    exceeded,
     keep_cause,
     running_config,
     stop_of,
@@ -112,11 +111,7 @@ def conclude(
     """
     if not plan.watches:  # nothing counts or records: the handler's message goes back
         return settled_answer(message, request), None
-    recorder = plan.recorder
-    record: ToolFailure | None = None
     step = step_of(request.state)
-    call_id = id_of(request)
-    update: dict[str, Any]
     try:
         counts: Mapping[str, int] = request.state.get(COUNTS_KEY) or {}
         told, increments, held, outcome = _spent(
@@ -124,26 +119,44 @@ def conclude(
         )
     except ToolErrorBudgetExceeded as stop:
         stop.failure = failure_record(plan.name, failure, request, route, "stopped")
-        kept = stop_of(stop, call_id)
-        keep_cause(plan.name, stop, call_id, running_config())
-        answer = stopped_answer(kept, call_id, tool_name(request))
-        update = {
-            "messages": [answer],
-            STOPS_KEY: {plan.name: kept},
-            SETTLED_KEY: own(step, call_id),
-        }
-        if recorder is not None:
-            record = stop.failure
-    else:
-        # The call is settled here: no hook before the model meets its answer again.
-        update = {"messages": [told or message], SETTLED_KEY: settled(step, message.tool_call_id)}
-        remembered = None if plan.repeats is None else plan.repeats.remember(request)
-        if increments is not None or remembered is not None:
-            update[COUNTS_KEY] = {**(increments or {}), **(remembered or {})}
-        if held is not None:
-            update[PAUSES_KEY] = dict([held])
-        if recorder is not None:
-            record = recorder.failure(failure, request, route, outcome)
+        return stopped(plan, stop, request)
+    # The call is settled here: no hook before the model meets its answer again.
+    update: dict[str, Any] = {
+        "messages": [told or message],
+        SETTLED_KEY: settled(step, message.tool_call_id),
+    }
+    remembered = None if plan.repeats is None else plan.repeats.remember(request)
+    if increments is not None or remembered is not None:
+        update[COUNTS_KEY] = {**(increments or {}), **(remembered or {})}
+    if held is not None:
+        update[PAUSES_KEY] = dict([held])
+    recorder = plan.recorder
+    record = None if recorder is None else recorder.failure(failure, request, route, outcome)
+    if record is not None and plan.keeps:
+        update[FAILURES_KEY] = [record]
+    return Command(update=update), record
+
+
+def stopped(
+    plan: Plan, stop: ToolErrorBudgetExceeded, request: ToolCallRequest, *, by_person: bool = False
+) -> tuple[Command[Any], ToolFailure | None]:
+    """The tool-call hook's answer when its call stops the run, and the stop's record.
+
+    The call's failure spent a "stop" budget, or the call waited at a pause and a person
+    stopped the run (`by_person`). Either way the call is answered with the stop, the stop
+    goes into the state, and the record ends with `stop.failure`; the next hook raises it
+    once the step is saved (see `stopping.py`).
+    """
+    call_id = id_of(request)
+    kept = stop_of(stop, call_id)
+    keep_cause(plan.name, stop, call_id, running_config())
+    answer = stopped_answer(kept, call_id, tool_name(request), by_person=by_person)
+    update: dict[str, Any] = {
+        "messages": [answer],
+        STOPS_KEY: {plan.name: kept},
+        SETTLED_KEY: own(step_of(request.state), call_id),
+    }
+    record = None if plan.recorder is None else stop.failure
     if record is not None and plan.keeps:
         update[FAILURES_KEY] = [record]
     return Command(update=update), record
@@ -201,7 +214,7 @@ def settle(
                 told, more, hold = None, None, None
             elif decision["type"] == "stop":
                 by_person = True
-                raise exceeded(held[1])
+                raise stopped_by_person(held[1])
             else:  # go on: the tool's counts start again, and count this failure
                 restarted = released(*held)
                 holds[held[0]] = None
@@ -209,8 +222,9 @@ def settle(
                 counts.update(dict.fromkeys(restarted, 0))
                 told, more, hold, outcome = _spent(plan, failure, request, counts, route)
         except ToolErrorBudgetExceeded as stop:
-            stop.failure = failure_record(plan.name, failure, request, route, "stopped")
-            if recorder is not None:
+            if not by_person:  # a person's stop names the failure that spent the budget
+                stop.failure = failure_record(plan.name, failure, request, route, "stopped")
+            if recorder is not None and stop.failure is not None:
                 records.append(stop.failure)
             left = [(r.request, r.replaces) for r in found[index:]]
             stopped = stopped_answers(plan.name, stop, state, left, by_person=by_person)

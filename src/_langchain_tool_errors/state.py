@@ -195,6 +195,11 @@ class HeldTool(TypedDict):
 
     middleware: str
     tool: str
+    call_id: str
+    """The call whose failure spent the budget."""
+    failure_route: int | None
+    """The position of the route that took that failure (`None`: no route); `route` is the
+    position of the route whose budget it spent."""
     kind: FailureKind
     error_type: str
     count: int

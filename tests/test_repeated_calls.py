@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 
 # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import HumanInTheLoopMiddleware
-from langchain_core.messages import AIMessage, HumanMessage, ToolCall
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
@@ -32,23 +32,24 @@ from langchain_tool_errors import (
     ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
     ToolFailure,
+    ToolReportedError,
 )
 from langchain_tool_errors.handlers import report_kind_only, report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import Agent, Path, call, echo_tool, raising, run, tool_messages
 
 DONE = AIMessage("done")
-TYPE_ONLY = "Tool `charge` failed with ConnectionError."
+TYPE_ONLY = "Tool `charge` failed with ValueError."
 
 
 def charge_tool(runs: list[dict[str, object]]) -> BaseTool:
-    """`charge(order, amount)`: raises `ConnectionError` for the order "bad"; counts runs."""
+    """`charge(order, amount)`: raises `ValueError` for the order "bad"; counts runs."""
 
     def charge(order: str, amount: int = 1) -> str:
         """Charge an order."""
         runs.append({"order": order, "amount": amount})
         if order == "bad":
-            raise ConnectionError("the payment service refused it")
+            raise ValueError("the payment service refused it")
         return f"charged {order}"
 
     return StructuredTool.from_function(charge)
@@ -546,3 +547,245 @@ def test_a_failed_call_is_remembered_across_a_pause_and_an_agent_built_again(pat
     counts: dict[str, int] = reviewed().get_state(config).values[COUNTS_KEY]
     assert counts  # the failed call is remembered in the state...
     assert not any("bad" in key or "order" in key for key in counts)  # ...but not its text
+
+
+def scripted_tool(outcomes: list[Exception | str | None], runs: list[object]) -> BaseTool:
+    """`charge(order)` whose runs, in turn, raise or answer as `outcomes` says (`None`: a
+    `Command` that answers the call with "charged"); counts its runs."""
+
+    def charge(order: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
+        """Charge an order."""
+        runs.append(order)
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        if outcome is None:
+            answer = ToolMessage("charged", tool_call_id=tool_call_id, name="charge")
+            return Command(update={"messages": [answer]})
+        return outcome
+
+    return StructuredTool.from_function(charge)
+
+
+class PaymentPending(Exception):
+    """A payment the service has not settled yet: it may pass on its own."""
+
+
+def try_once_more(exc: Exception, request: ToolCallRequest) -> str:
+    return f"`{request.tool_call['name']}` timed out; try once more."
+
+
+def seen_by(seen: list[int], *, answer: bool) -> Any:
+    """A handler for repeats that notes each repeat's `failures`; answers, or lets it run."""
+
+    def handler(failure: RepeatedCall, request: ToolCallRequest) -> str | None:
+        seen.append(failure.failures)
+        return failure.text if answer else None
+
+    return handler
+
+
+@pytest.mark.parametrize("transient", [TimeoutError, ConnectionError, ConnectionResetError])
+def test_the_retry_of_a_timeout_or_a_lost_connection_runs_the_tool_by_default(
+    path: Path, transient: type[Exception]
+) -> None:
+    # The recovery guide's case: a route tells the model to try once more, and a route for
+    # every repeat stands beside it. The retry is not a repeat: it runs, and succeeds.
+    runs: list[object] = []
+    seen: list[int] = []
+    middleware = ToolErrorMiddleware.from_routes(
+        [
+            Route((TimeoutError, ConnectionError), try_once_more),
+            Route(RepeatedCall, seen_by(seen, answer=True)),
+            Route(Exception, report_type_only),
+        ]
+    )
+    outcomes: list[Exception | str | None] = [transient("slow"), "charged"]
+    agent: Agent = create_agent(
+        ScriptedChatModel(
+            script=replies([call("charge", "a", order="o")], [call("charge", "b", order="o")])
+        ),
+        tools=[scripted_tool(outcomes, runs)],
+        middleware=[middleware],
+    )
+
+    result = run(agent, path)
+
+    assert runs == ["o", "o"]
+    assert seen == []  # never met as a repeat
+    assert tool_messages(result)["a"].text == "`charge` timed out; try once more."
+    assert tool_messages(result)["b"].text == "charged"
+
+
+def retry_agent(
+    route: Route[Any], outcomes: list[Exception | str | None], runs: list[object]
+) -> Agent:
+    """`charge(order="o")` called three times, under `route` and a route for exceptions."""
+    middleware = ToolErrorMiddleware.from_routes([route, Route(Exception, report_type_only)])
+    script = replies(*([call("charge", call_id, order="o")] for call_id in "abc"))
+    built: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[scripted_tool(outcomes, runs)],
+        middleware=[middleware],
+    )
+    return built
+
+
+def test_retryable_names_the_failures_whose_retry_runs(path: Path) -> None:
+    runs: list[object] = []
+    seen: list[int] = []
+    route = Route(RepeatedCall, seen_by(seen, answer=True), retryable=PaymentPending)
+    outcomes: list[Exception | str | None] = [PaymentPending(), ValueError("refused"), "no"]
+
+    result = run(retry_agent(route, outcomes, runs), path)
+
+    # The pending payment's retry ran; the refusal made the third call a repeat.
+    assert runs == ["o", "o"]
+    assert seen == [1]
+    assert tool_messages(result)["c"].text.startswith("`charge` was not run again")
+
+
+def test_retryable_replaces_the_default(path: Path) -> None:
+    # Given its own list, a timeout makes a repeat again.
+    runs: list[object] = []
+    seen: list[int] = []
+    route = Route(RepeatedCall, seen_by(seen, answer=True), retryable=(PaymentPending,))
+    outcomes: list[Exception | str | None] = [TimeoutError("slow"), "no", "no"]
+
+    run(retry_agent(route, outcomes, runs), path)
+
+    assert runs == ["o"]
+    assert seen == [1, 2]
+
+
+def test_retryable_empty_makes_every_failure_count(path: Path) -> None:
+    runs: list[object] = []
+    seen: list[int] = []
+    route = Route(RepeatedCall, seen_by(seen, answer=True), retryable=())
+    outcomes: list[Exception | str | None] = [ConnectionError("lost"), "no", "no"]
+
+    run(retry_agent(route, outcomes, runs), path)
+
+    assert runs == ["o"]
+    assert seen == [1, 2]
+
+
+def test_retryable_takes_kinds_of_failure_that_are_not_exceptions(path: Path) -> None:
+    # A tool that reports an error as its answer: with `ToolReportedError` retryable, the
+    # same call runs again; the default counts it.
+    for retryable, expected in (((ToolReportedError,), 3), ((), 1)):
+        runs: list[dict[str, object]] = []
+        middleware = ToolErrorMiddleware.from_routes(
+            [
+                Route(RepeatedCall, not_again, retryable=retryable),
+                Route(Exception, report_type_only),
+            ]
+        )
+        agent: Agent = create_agent(
+            ScriptedChatModel(script=replies([bad("a")], [bad("b")], [bad("c")])),
+            tools=[reporting_charge_tool(runs)],
+            middleware=[middleware],
+        )
+        run(agent, path)
+        assert len(runs) == expected, retryable
+
+
+def test_each_tool_follows_the_first_route_for_repeats_that_selects_it(path: Path) -> None:
+    # `charge` has a route of its own that counts timeouts; every other tool the default.
+    runs: list[object] = []
+    echoed: list[str] = []
+
+    def echo(query: str) -> str:
+        """Echo, timing out."""
+        echoed.append(query)
+        raise TimeoutError("slow")
+
+    middleware = ToolErrorMiddleware.from_routes(
+        [
+            Route(RepeatedCall, not_again, tools=["charge"], retryable=()),
+            Route(RepeatedCall, not_again),
+            Route(Exception, report_type_only),
+        ]
+    )
+    outcomes: list[Exception | str | None] = [TimeoutError("slow"), "no"]
+    script = replies(
+        [call("charge", "a", order="o"), call("echo", "b", query="x")],
+        [call("charge", "c", order="o"), call("echo", "d", query="x")],
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[scripted_tool(outcomes, runs), StructuredTool.from_function(echo)],
+        middleware=[middleware],
+    )
+
+    result = run(agent, path)
+
+    assert runs == ["o"]  # charge's timeout made a repeat
+    assert echoed == ["x", "x"]  # echo's did not
+    assert tool_messages(result)["c"].text.startswith("`charge` was not run again")
+
+
+@pytest.mark.parametrize("success", ["a message", "a Command"])
+def test_a_success_ends_a_repeat_and_failures_count_from_it(path: Path, success: str) -> None:
+    # A handler that lets each repeat run: the call fails twice, succeeds, then fails again.
+    # After the success the same call is no repeat (the handler is not asked) until it
+    # fails again, and then its failures count from one.
+    runs: list[object] = []
+    seen: list[int] = []
+    route = Route(RepeatedCall, seen_by(seen, answer=False))
+    ok: str | None = "charged" if success == "a message" else None
+    outcomes: list[Exception | str | None] = [ValueError("1"), ValueError("2"), ok]
+    outcomes += [ValueError("3"), "charged"]
+    middleware = ToolErrorMiddleware.from_routes([route, Route(Exception, report_type_only)])
+    script = replies(*([call("charge", call_id, order="o")] for call_id in "abcde"))
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[scripted_tool(outcomes, runs)],
+        middleware=[middleware],
+    )
+
+    result = run(agent, path)
+
+    assert len(runs) == 5
+    assert seen == [1, 2, 1]  # b and c were repeats; d was not; e was, after d's failure
+    assert tool_messages(result)["c"].text == "charged"
+    assert tool_messages(result)["e"].text == "charged"
+
+
+def test_a_repeat_that_runs_and_fails_again_adds_to_its_failures(path: Path) -> None:
+    runs: list[object] = []
+    seen: list[int] = []
+    route = Route(RepeatedCall, seen_by(seen, answer=False))
+    outcomes: list[Exception | str | None] = [ValueError("1"), ValueError("2"), ValueError("3")]
+
+    run(retry_agent(route, outcomes, runs), path)
+
+    assert seen == [1, 2]
+
+
+def test_retryable_on_a_route_that_takes_no_repeats_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"retryable=") as refused:
+        Route(KeyError, report_type_only, retryable=(TimeoutError,))
+    message = str(refused.value)
+    assert "this route takes KeyError, not RepeatedCall" in message
+    assert "Route(RepeatedCall, handler, retryable=(<class 'TimeoutError'>,))" in message
+
+
+@pytest.mark.parametrize(
+    ("retryable", "shown"),
+    [("TimeoutError", "'TimeoutError' (str)"), ((TimeoutError, 3), "(<class 'TimeoutError'>, 3)")],
+)
+def test_retryable_that_is_not_failure_types_is_refused(retryable: Any, shown: str) -> None:
+    with pytest.raises(TypeError) as refused:
+        Route(RepeatedCall, not_again, retryable=retryable)
+    message = str(refused.value)
+    assert message.startswith("`retryable` must be an Exception subclass")
+    assert shown in message
+    assert "For example: retryable=ValueError or retryable=(ValueError, KeyError)." in message
+
+
+def test_a_route_shows_its_retryable_where_it_is_not_the_default() -> None:
+    assert "retryable" not in repr(Route(RepeatedCall, not_again))
+    assert repr(Route(RepeatedCall, not_again, retryable=())).endswith("retryable=())")
+    shown = repr(Route(RepeatedCall, not_again, retryable=PaymentPending))
+    assert shown.endswith("retryable=('PaymentPending',))")

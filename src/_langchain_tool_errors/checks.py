@@ -18,7 +18,12 @@ from typing_extensions import TypeIs, TypeVar
 
 from _langchain_tool_errors.budget import ErrorBudget
 from _langchain_tool_errors.control_flow import GraphBubbleUp
-from _langchain_tool_errors.failures import FAILURE_CLASSES, ReportedFailure
+from _langchain_tool_errors.failures import (
+    FAILURE_CLASSES,
+    TRANSIENT,
+    RepeatedCall,
+    ReportedFailure,
+)
 
 _T = TypeVar("_T")
 
@@ -92,6 +97,26 @@ def require_failure_types(exceptions: object) -> tuple[type[Exception | Reported
     return _require_types(exceptions, "exceptions", reported="accepted")
 
 
+def require_retryable(
+    retryable: object, exceptions: tuple[type[Exception | ReportedFailure], ...]
+) -> tuple[type[Exception | ReportedFailure], ...]:
+    """A route's `retryable`: failure types, or none; given only where it takes `RepeatedCall`."""
+    if retryable == TRANSIENT:
+        return TRANSIENT
+    if not any(issubclass(taken, RepeatedCall) for taken in exceptions):
+        names = ", ".join(taken.__name__ for taken in exceptions)
+        msg = (
+            f"`retryable=` says which failures do not make the same call again a repeat, "
+            f"but this route takes {names}, not RepeatedCall, so nothing would read it. "
+            "Give it to the route for RepeatedCall: Route(RepeatedCall, handler, "
+            f"retryable={shown(retryable)})."
+        )
+        raise ValueError(msg)
+    if retryable == ():
+        return ()
+    return _require_types(retryable, "retryable", reported="accepted")
+
+
 def _require_types(
     exceptions: object, argument: str, *, reported: Literal["accepted", "refused"]
 ) -> tuple[type[Exception | ReportedFailure], ...]:
@@ -125,8 +150,8 @@ def _require_types(
             )
             msg = (
                 f"`{argument}` must be an Exception subclass{also} or a tuple of them, "
-                f"but got {describe(exceptions)}. For example: exceptions=ValueError "
-                "or exceptions=(ValueError, KeyError)."
+                f"but got {describe(exceptions)}. For example: {argument}=ValueError "
+                f"or {argument}=(ValueError, KeyError)."
             )
             raise TypeError(msg)
         if issubclass(item, GraphBubbleUp):

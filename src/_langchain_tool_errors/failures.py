@@ -313,6 +313,10 @@ class MalformedToolCall(ReportedFailure):
         self.error = error
 
 
+TRANSIENT: tuple[type[Exception], ...] = (TimeoutError, ConnectionError)
+"""The failures that may pass on their own: by default, none makes the same call a repeat."""
+
+
 @final
 class RepeatedCall(ReportedFailure):
     """The model called a tool again with the arguments of a call that failed in this run.
@@ -322,12 +326,15 @@ class RepeatedCall(ReportedFailure):
     running the tool again; a handler that returns `None` lets it run as usual. Arguments
     are compared as JSON (the order of keys does not matter). Only calls that reached the
     tool and failed count as earlier failures: a call another middleware answered in
-    place of running it (a limit, a person who rejected it) does not. `text` is this
-    package's own answer, naming the tool and how often the call failed, for a handler
-    to send as it is.
+    place of running it (a limit, a person who rejected it) does not, nor does a failure
+    the route's `retryable` names (by default a `TimeoutError` or a `ConnectionError`,
+    whose retry runs). A success of the same call ends the repeat: it is none until it
+    fails again. `text` is this package's own answer, naming the tool and how often the
+    call failed, for a handler to send as it is.
 
     Attributes:
-        failures: How many times this same call has failed in this run so far.
+        failures: How many times this same call has failed in this run, since its last
+            success.
 
     Example:
         ```python

@@ -41,7 +41,7 @@ def answered_inside(
         return None
     fields = dict(update)
     messages: object = fields.pop("messages", None)
-    if not _is_list(messages) or len(messages) != 1:
+    if not is_list(messages) or len(messages) != 1:
         return None
     message = messages[0]
     if (
@@ -90,5 +90,6 @@ def is_state_update(value: object) -> TypeIs[dict[str, Any]]:
     return isinstance(value, dict)
 
 
-def _is_list(value: object) -> TypeIs[list[object]]:
+def is_list(value: object) -> TypeIs[list[object]]:
+    """Whether a value read from a `Command` is a list (its items still unchecked)."""
     return isinstance(value, list)

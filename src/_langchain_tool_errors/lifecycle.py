@@ -44,6 +44,7 @@ from _langchain_tool_errors.plan import Plan
 from _langchain_tool_errors.providers import Provider
 from _langchain_tool_errors.record_types import ToolFailure
 from _langchain_tool_errors.repair import repaired
+from _langchain_tool_errors.repeats import Rerun
 from _langchain_tool_errors.route_table import RouteHandlers
 from _langchain_tool_errors.settling import (
     Settled,
@@ -106,13 +107,14 @@ def after_result(
 
 def before_running(
     plan: Plan, request: ToolCallRequest
-) -> Life[ToolMessage | Command[Any] | Release | None]:
-    """The answer to a call that must not run as it is; a `Release`; or `None` to run it.
+) -> Life[ToolMessage | Command[Any] | Release | Rerun | None]:
+    """The answer to a call that must not run as it is; a `Release` or a `Rerun`; or `None`.
 
     A call to a tool a "tell" budget closed is answered as closed; one to a tool an
     "interrupt" budget holds pauses the run for a person, whose "go on" releases the tool
     (the hook runs the call again, released); a repeat of a call that failed is answered
-    by its route without running the tool.
+    by its route without running the tool, or, where no route answers it, runs as a
+    `Rerun` (a success forgets its failures). `None`: the call runs as it is.
     """
     closing = plan.closing
     if closing is not None and closing.closing_key in (request.state.get(COUNTS_KEY) or ()):
@@ -132,15 +134,15 @@ def before_running(
             yield from _told(plan, [record])
         return answer
     repeats = plan.repeats
-    repeated = None if repeats is None else repeats.repeated(request)
+    if repeats is None:
+        return None
+    repeated = repeats.repeated(request)
     if repeated is None:  # no call of this tool with these arguments failed in the run
         return None
     route = plan.table.route(repeated, request)
-    if route is None:  # no route answers it: the tool runs again
-        return None
-    made = yield from _answered(plan, route, repeated, request)
-    if made is None:  # the route declined: the tool runs again
-        return None
+    made = None if route is None else (yield from _answered(plan, route, repeated, request))
+    if made is None:  # no route answers it, or its handler declined: the tool runs again
+        return repeats.rerun(request)
     return (yield from _finish(plan, made, repeated, request, route))
 
 

@@ -49,6 +49,7 @@ from _langchain_tool_errors.plan import Plan, Shape, compile_plan
 from _langchain_tool_errors.providers import provider_of
 from _langchain_tool_errors.record_types import AFailureListener, FailureListener
 from _langchain_tool_errors.repair import RepairCall
+from _langchain_tool_errors.repeats import Rerun
 from _langchain_tool_errors.route_table import widest
 from _langchain_tool_errors.routes import Route, require_routes
 from _langchain_tool_errors.settling import reset
@@ -811,7 +812,8 @@ class ToolErrorMiddleware(
         # call to repeat (a hold is written with the failure that spent its budget).
         if plan.looks and request.state.get(COUNTS_KEY):
             early = run(before_running(plan, request))
-            if isinstance(early, Release):  # a person's "go on": the call runs, released
+            # A person's "go on", or a repeat no route answered: the call runs after all.
+            if isinstance(early, (Release, Rerun)):
                 return early.applied(self.wrap_tool_call(early.request, handler))
             if early is not None:
                 return early
@@ -888,7 +890,7 @@ class ToolErrorMiddleware(
         plan = self._plan
         if plan.looks and request.state.get(COUNTS_KEY):
             early = await arun(before_running(plan, request))
-            if isinstance(early, Release):
+            if isinstance(early, (Release, Rerun)):
                 return early.applied(await self.awrap_tool_call(early.request, handler))
             if early is not None:
                 return early

@@ -13,33 +13,30 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
+from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
 
 from _langchain_tool_errors.budget import times
-from _langchain_tool_errors.failures import REPEATED_TEXT, RepeatedCall
+from _langchain_tool_errors.failures import REPEATED_TEXT, RepeatedCall, ReportedFailure
+from _langchain_tool_errors.inner_commands import is_list, is_state_update
 from _langchain_tool_errors.routes import Route
-from _langchain_tool_errors.state import COUNTS_KEY
+from _langchain_tool_errors.state import COUNTS_KEY, RESET
 from _langchain_tool_errors.tool_calls import tool_name
 
+_Rule = tuple[frozenset[str] | None, tuple[type[Exception | ReportedFailure], ...]]
+"""A route for `RepeatedCall`: the tools it selects (`None`: all) and its `retryable`."""
 
-def _selected(routes: tuple[Route[Any], ...]) -> tuple[bool, frozenset[str] | None]:
-    """Whether a route names `RepeatedCall`, and the tools those routes select (`None`: all)."""
-    named = [
-        route
+
+def _rules(routes: tuple[Route[Any], ...]) -> tuple[_Rule, ...]:
+    """The routes that name `RepeatedCall`, in order: what each selects, what it retries."""
+    return tuple(
+        (route.selected_tools, route.retryable)
         for route in routes
         if any(issubclass(taken, RepeatedCall) for taken in route.exceptions)
-    ]
-    if not named:
-        return False, None
-    tools: set[str] = set()
-    for route in named:
-        selected = route.selected_tools
-        if selected is None:
-            return True, None
-        tools |= selected
-    return True, frozenset(tools)
+    )
 
 
 _JSON = json.JSONEncoder(sort_keys=True)
@@ -57,20 +54,28 @@ def canonical(args: object) -> str | None:
 class Repeats:
     """Which failed calls a middleware remembers for the run, and how it finds them again."""
 
-    __slots__ = ("_failed", "_prefix", "_tools")
+    __slots__ = ("_failed", "_prefix", "_rules", "_tools")
 
-    def __init__(self, name: str, tools: frozenset[str] | None) -> None:
+    def __init__(self, name: str, rules: tuple[_Rule, ...]) -> None:
         self._prefix = f"{name}\x00\x00call\x00"
         # With a tool's name, counted with each of its remembered failures: until it is in
         # the counts, no call of that tool is hashed.
         self._failed = f"{name}\x00\x00failed\x00"
-        self._tools = tools
+        self._rules = rules
+        tools: set[str] = set()
+        for selected, _ in rules:
+            if selected is None:
+                self._tools: frozenset[str] | None = None
+                break
+            tools |= selected
+        else:
+            self._tools = frozenset(tools)
 
     @classmethod
     def of(cls, name: str, routes: tuple[Route[Any], ...]) -> Repeats | None:
         """The repeats of a middleware whose routes name `RepeatedCall`, else `None`."""
-        named, tools = _selected(routes)
-        return cls(name, tools) if named else None
+        rules = _rules(routes)
+        return cls(name, rules) if rules else None
 
     def _key(self, request: ToolCallRequest) -> str | None:
         """The call's fingerprint key, or `None` where repeats are not looked for."""
@@ -83,10 +88,22 @@ class Repeats:
         digest = hashlib.blake2b(f"{tool}\x00{args}".encode(), digest_size=16).hexdigest()
         return f"{self._prefix}{digest}"
 
-    def remember(self, request: ToolCallRequest) -> dict[str, int] | None:
-        """The increments that remember a failed call for the rest of the run."""
+    def remember(
+        self, failure: Exception | ReportedFailure, request: ToolCallRequest
+    ) -> dict[str, int] | None:
+        """The increments that remember a failed call for the rest of the run.
+
+        None for a failure the first route for `RepeatedCall` that selects the tool
+        retries (`Route.retryable`): the same call after it runs.
+        """
         key = self._key(request)
-        return None if key is None else {key: 1, f"{self._failed}{tool_name(request)}": 1}
+        if key is None:
+            return None
+        tool = tool_name(request)
+        retryable = next(r for tools, r in self._rules if tools is None or tool in tools)
+        if isinstance(failure, retryable):
+            return None
+        return {key: 1, f"{self._failed}{tool}": 1}
 
     def repeated(self, request: ToolCallRequest) -> RepeatedCall | None:
         """The failure of a call that already failed in this run, before it runs; else `None`.
@@ -106,3 +123,45 @@ class Repeats:
         tool = tool_name(request)
         text = REPEATED_TEXT.format(tool=tool, times=times(failures))
         return RepeatedCall(tool=tool, args=call.get("args") or {}, text=text, failures=failures)
+
+    def rerun(self, request: ToolCallRequest) -> Rerun:
+        """A repeat that runs after all (its route declined): see `Rerun`."""
+        key = str(self._key(request))  # found by `repeated`, so not None
+        counts: Mapping[str, int] = request.state.get(COUNTS_KEY) or {}
+        forgotten = {name: count for name, count in counts.items() if name != key}
+        return Rerun(key, request.override(state={**request.state, COUNTS_KEY: forgotten}))
+
+
+class Rerun(NamedTuple):
+    """A repeated call that runs: no route answered it, or its handler returned `None`.
+
+    The hook runs the call as `request`, in whose state it has not failed, so it is not
+    met as a repeat again. A success forgets its failures: the same call is not a repeat
+    until it fails again, and then its `failures` count from that success. Another
+    failure adds to the failures before it.
+    """
+
+    key: str
+    """The call's fingerprint key among the counts."""
+    request: ToolCallRequest
+    """The call as it runs."""
+
+    def applied(self, result: ToolMessage | Command[Any]) -> ToolMessage | Command[Any]:
+        """The call's result; a success also sets the call's failures back to zero."""
+        if isinstance(result, ToolMessage):
+            if result.status == "error":
+                return result
+            return Command(update={"messages": [result], COUNTS_KEY: {self.key: RESET}})
+        update: object = result.update
+        if result.graph is not None or result.goto or result.resume is not None:
+            return result  # not only this graph's state: as it is
+        if not is_state_update(update):
+            return result
+        messages: object = update.get("messages")
+        answers = messages if is_list(messages) else [messages]
+        if any(isinstance(m, ToolMessage) and m.status == "error" for m in answers):
+            return result  # a failure, counted with those before it
+        counts: object = update.get(COUNTS_KEY)
+        if counts is not None and not is_state_update(counts):
+            return result
+        return Command(update={**update, COUNTS_KEY: {**(counts or {}), self.key: RESET}})

@@ -12,9 +12,10 @@ from _langchain_tool_errors.budget import ErrorBudget
 from _langchain_tool_errors.checks import (
     require_budget,
     require_failure_types,
+    require_retryable,
     require_tool_selection,
 )
-from _langchain_tool_errors.failures import ReportedFailure
+from _langchain_tool_errors.failures import TRANSIENT, ReportedFailure
 from _langchain_tool_errors.handler_checks import require_handlers
 from _langchain_tool_errors.handler_types import (
     AOnError,
@@ -83,13 +84,14 @@ class Route(Generic[_ModeT_co]):
         ```
     """
 
-    __slots__ = ("_aon_error", "_budget", "_exceptions", "_on_error", "_tool_names")
+    __slots__ = ("_aon_error", "_budget", "_exceptions", "_on_error", "_retryable", "_tool_names")
 
     _on_error: OnError[ToolErrorContent, Any] | None
     _aon_error: AOnError[ToolErrorContent, Any] | None
     _exceptions: tuple[type[Exception | ReportedFailure], ...]
     _tool_names: frozenset[str] | None
     _budget: ErrorBudget | None
+    _retryable: tuple[type[Exception | ReportedFailure], ...]
 
     # The shapes in the order of ToolErrorMiddleware's overloads (see there, for editors): the
     # one with every parameter first, both handlers before one. A tuple of two types has
@@ -112,6 +114,8 @@ class Route(Generic[_ModeT_co]):
         ],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        retryable: type[Exception | ReportedFailure]
+        | tuple[type[Exception | ReportedFailure], ...] = (TimeoutError, ConnectionError),
     ) -> None: ...
     @overload
     def __init__(
@@ -123,6 +127,8 @@ class Route(Generic[_ModeT_co]):
         *,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        retryable: type[Exception | ReportedFailure]
+        | tuple[type[Exception | ReportedFailure], ...] = (TimeoutError, ConnectionError),
     ) -> None: ...
     @overload
     def __init__(
@@ -135,6 +141,8 @@ class Route(Generic[_ModeT_co]):
         ],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        retryable: type[Exception | ReportedFailure]
+        | tuple[type[Exception | ReportedFailure], ...] = (TimeoutError, ConnectionError),
     ) -> None: ...
     @overload
     def __init__(
@@ -145,6 +153,8 @@ class Route(Generic[_ModeT_co]):
         aon_error: Callable[[_ExceptionT, ToolCallRequest], Awaitable[ToolErrorContent | None]],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        retryable: type[Exception | ReportedFailure]
+        | tuple[type[Exception | ReportedFailure], ...] = (TimeoutError, ConnectionError),
     ) -> None: ...
     @overload
     def __init__(
@@ -154,6 +164,8 @@ class Route(Generic[_ModeT_co]):
         *,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        retryable: type[Exception | ReportedFailure]
+        | tuple[type[Exception | ReportedFailure], ...] = (TimeoutError, ConnectionError),
     ) -> None: ...
     @overload
     def __init__(
@@ -163,6 +175,8 @@ class Route(Generic[_ModeT_co]):
         aon_error: Callable[[_ExceptionT, ToolCallRequest], Awaitable[ToolErrorContent | None]],
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        retryable: type[Exception | ReportedFailure]
+        | tuple[type[Exception | ReportedFailure], ...] = (TimeoutError, ConnectionError),
     ) -> None: ...
     def __init__(
         self,
@@ -172,6 +186,8 @@ class Route(Generic[_ModeT_co]):
         aon_error: StoredAsyncHandler | None = None,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
+        retryable: type[Exception | ReportedFailure]
+        | tuple[type[Exception | ReportedFailure], ...] = (TimeoutError, ConnectionError),
     ) -> None:
         """Catch `exceptions` (from `tools`, if given) and hand them to the handlers.
 
@@ -192,13 +208,18 @@ class Route(Generic[_ModeT_co]):
             budget: An `ErrorBudget` for the failures this route handles: at most so
                 many per tool, or in all, in one run. It counts alongside the
                 middleware's own `budget=`, if any; whichever is spent first decides.
+            retryable: Only on a route for `RepeatedCall`: the failures that do not make
+                the same call again a repeat, so that the model's retry runs the tool
+                (subclasses included, as in `except`). By default a timeout and a lost
+                connection, which may pass on their own; `()` makes every failure count.
 
         Raises:
             TypeError: A handler is missing, not callable, or async where a sync one is
                 expected; or `exceptions`, `tools` or `budget` has the wrong type. A missing handler
                 raises an error that is also a `ValueError`.
-            ValueError: `exceptions` or `tools` is empty, or `exceptions` names a
-                LangGraph control-flow signal.
+            ValueError: `exceptions` or `tools` is empty, `exceptions` names a
+                LangGraph control-flow signal, or `retryable` is given to a route that
+                does not take `RepeatedCall`.
         """
         require_handlers(
             on_error,
@@ -213,6 +234,7 @@ class Route(Generic[_ModeT_co]):
         self._exceptions = require_failure_types(exceptions)
         self._tool_names = require_tool_selection(tools)
         self._budget = require_budget(budget)
+        self._retryable = require_retryable(retryable, self._exceptions)
 
     @property
     def exceptions(self) -> tuple[type[Exception | ReportedFailure], ...]:
@@ -295,14 +317,35 @@ class Route(Generic[_ModeT_co]):
         """
         return self._budget
 
+    @property
+    def retryable(self) -> tuple[type[Exception | ReportedFailure], ...]:
+        """The failures after which the same call is not a repeat (a route for `RepeatedCall`).
+
+        Example:
+            ```python
+            from langchain_tool_errors import RepeatedCall, Route
+            from langchain_tool_errors.handlers import report_kind_only
+
+            route = Route(RepeatedCall, report_kind_only)
+            assert route.retryable == (TimeoutError, ConnectionError)
+            assert Route(RepeatedCall, report_kind_only, retryable=()).retryable == ()
+            ```
+        """
+        return self._retryable
+
     @override
     def __repr__(self) -> str:
         exceptions = tuple(exc.__name__ for exc in self._exceptions)
         tools = None if self._tool_names is None else sorted(self._tool_names)
         budget = "" if self._budget is None else f", budget={self._budget!r}"
+        retryable = (
+            ""
+            if self._retryable == TRANSIENT
+            else f", retryable={tuple(exc.__name__ for exc in self._retryable)}"
+        )
         return (
             f"Route({exceptions}, on_error={self._on_error!r}, "
-            f"aon_error={self._aon_error!r}, tools={tools}{budget})"
+            f"aon_error={self._aon_error!r}, tools={tools}{budget}{retryable})"
         )
 
 

@@ -125,7 +125,7 @@ def conclude(
         "messages": [told or message],
         SETTLED_KEY: settled(step, message.tool_call_id),
     }
-    remembered = None if plan.repeats is None else plan.repeats.remember(request)
+    remembered = None if plan.repeats is None else plan.repeats.remember(failure, request)
     if increments is not None or remembered is not None:
         update[COUNTS_KEY] = {**(increments or {}), **(remembered or {})}
     if held is not None:

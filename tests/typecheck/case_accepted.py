@@ -417,6 +417,10 @@ assert_type(Route((InnerMiddlewareError, ToolReportedError), report_kind_only), 
 assert_type(Route((KeyError, MalformedToolCall), key_or_malformed), Route[SyncCapable])
 assert_type(Route(RepeatedCall, not_again, tools=["charge"]), Route[SyncCapable])
 assert_type(Route(RepeatedCall, report_kind_only), Route[SyncCapable])
+assert_type(
+    Route(RepeatedCall, not_again, retryable=(TimeoutError, ToolReportedError)), Route[SyncCapable]
+)
+assert_type(Route(RepeatedCall, not_again, retryable=()), Route[SyncCapable])
 assert_type(ErrorBudget(per_run=3, kinds=["repeated_call"]).kinds, tuple[FailureKind, ...])
 assert_type(Route(InvalidArguments, report_invalid_fields), Route[SyncCapable])
 assert_type(Route(UnknownTool, report_known_tools), Route[SyncCapable])

@@ -153,11 +153,16 @@ def for_unknown_tools(failure: UnknownTool, request: ToolCallRequest) -> str:
     return failure.tool
 
 
+def repeat_text(failure: RepeatedCall, request: ToolCallRequest) -> str:
+    return failure.text
+
+
 # Failures that are not exceptions: only a Route takes them; a route's handler must take
 # what the route selects; a budget's kinds are the known ones, in a collection.
 ToolErrorMiddleware(on_error, exceptions=InvalidArguments)  # type: ignore[misc]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[no-matching-overload]
 Route(InvalidArguments, for_unknown_tools)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 Route(RepeatedCall, for_unknown_tools)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
+Route(RepeatedCall, repeat_text, retryable="TimeoutError")  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 Route(RepeatedCall, on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]
 ErrorBudget(per_tool=3, kinds=["repeated"])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]  # ty: ignore[invalid-argument-type]  # pyrefly: ignore[bad-argument-type]
 Route(InvalidArguments, on_error)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType, reportCallIssue]  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching-overload]

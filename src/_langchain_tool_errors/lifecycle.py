@@ -17,23 +17,31 @@ the hook returns. The sync and async hooks drive the same life (`effects.run`,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
 from _langchain_tool_errors.answered_elsewhere import answered_elsewhere
 from _langchain_tool_errors.asked_by import note_replies
-from _langchain_tool_errors.classifying import classify, malformed_calls
+from _langchain_tool_errors.classifying import (
+    answer_to,
+    classify,
+    last_reply,
+    malformed,
+    malformed_calls,
+    standing_request,
+)
 from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
 from _langchain_tool_errors.effects import Life, Tell
 from _langchain_tool_errors.failures import ReportedFailure
 from _langchain_tool_errors.handling import fresh, replaced, sendable
 from _langchain_tool_errors.inner_commands import answered_inside, put_back
+from _langchain_tool_errors.marking import sent
 from _langchain_tool_errors.pausing import (
     Release,
     answered_by_person,
@@ -55,7 +63,16 @@ from _langchain_tool_errors.settling import (
     settled_closed,
     stopped,
 )
-from _langchain_tool_errors.state import COUNTS_KEY, SETTLED_KEY, met, step_of
+from _langchain_tool_errors.state import (
+    COUNTS_KEY,
+    PAUSES_KEY,
+    SETTLED_KEY,
+    STOPS_KEY,
+    applied,
+    merged,
+    met,
+    step_of,
+)
 from _langchain_tool_errors.stopping import raise_stop
 from _langchain_tool_errors.tool_calls import id_of
 
@@ -146,102 +163,204 @@ def before_running(
     return (yield from _finish(plan, made, repeated, request, route))
 
 
-def before_model(
-    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
-) -> Life[dict[str, Any] | None]:
-    """Stop the run if a budget was spent; else settle the step the model will read.
+class BeforeTheModel(NamedTuple):
+    """What the part before a model call hands the model, and the part after it."""
 
-    A budget spent in the step before is raised here, now that the step is saved. The
-    step's failures in a row are put in call order with its successes
-    (`Accounts.in_call_order`). A middleware that watches replies first meets the
-    malformed calls of the model's last reply that its hook after the model missed: a
-    hook listed inside it sent the run back to the model, and LangGraph skipped the rest.
-    The error answers to that reply that this middleware did not settle were written by
-    another middleware (a limit, a person's review, one that answers a call itself): each
-    goes through the stages as a failure of the kind `"inner_middleware"`.
+    request: ModelRequest[Any]
+    """The request as the model reads it: answers replaced or added, errors marked."""
+    messages: list[ToolMessage]
+    """This middleware's answers written before the reply, in order."""
+    update: dict[str, Any]
+    """The rest of what the part before writes: counts, marks, holds, records."""
+    records: list[ToolFailure]
+    """Its failures' records, told once the model has answered."""
+
+
+def before_the_model(
+    plan: Plan, request: ModelRequest[Any], provider: Provider
+) -> Life[BeforeTheModel]:
+    """Raise a saved stop; settle the step the model will read; mark what it is sent.
+
+    A stop saved by the step before (a tool call spent a "stop" budget) is raised now that
+    the step is saved. A watching middleware then puts the step's failures in a row in
+    call order (`Accounts.in_call_order`) and meets the error answers to the model's last
+    reply that it did not settle: those another middleware wrote (a limit, a person's
+    review, one that answers a call itself), each a failure of the kind
+    `"inner_middleware"`, and a malformed call of a tool it holds, which pauses the run
+    here, before the model reads the answer it was given. A budget they spend stops the
+    run at once: a failed step writes nothing, and running the thread again meets the same
+    answers and the same stop.
 
     Raises:
         ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
     """
-    raise_stop(plan.name, state)
-    accounts = plan.accounts
-    ordered = None if accounts is None else accounts.in_call_order(state)
-    found = yield from unmet_malformed(plan, state, runtime)
-    for failure, request, message in answered_elsewhere(state, runtime, plan.name):
-        if plan.ignores(request) or is_closed(plan, request, state):
-            continue
-        route = plan.table.route(failure, request)
-        # Only a route's new text replaces the answer; else it stays as it was written.
-        answer = None
-        if route is not None:
-            answer = yield from _answered(plan, route, failure, request, message)
-        found.append(Settled(failure, request, answer, _position(route), message.id))
-    if not found:
-        return None if ordered is None else {COUNTS_KEY: Overwrite(ordered)}
-    update, records = settle(plan, state, found, ordered)
-    yield from _told(plan, records)
-    return update
+    state = request.state
+    messages: list[ToolMessage] = []
+    update: dict[str, Any] = {}
+    records: list[ToolFailure] = []
+    if plan.watches:
+        raise_stop(plan.name, state)
+        runtime = request.runtime
+        accounts = plan.accounts
+        ordered = None if accounts is None else accounts.in_call_order(state)
+        found = yield from _held_malformed(plan, state, runtime)
+        for failure, call, message in answered_elsewhere(state, runtime, plan.name):
+            if plan.ignores(call) or is_closed(plan, call, state):
+                continue
+            route = plan.table.route(failure, call)
+            # Only a route's new text replaces the answer; else it stays as it was written.
+            answer = None
+            if route is not None:
+                answer = yield from _answered(plan, route, failure, call, message)
+            found.append(Settled(failure, call, answer, _position(route), message.id))
+        if found:
+            settled_now, records = settle(plan, state, found, ordered)
+            update = settled_now or {}
+            if STOPS_KEY in update:
+                yield from _told(plan, records)
+                raise_stop(plan.name, update)
+            messages = update.pop("messages", [])
+        elif ordered is not None:
+            update = {COUNTS_KEY: Overwrite(ordered)}
+    read = replacing(request.messages, messages)
+    marked = sent(read, provider, plan.error_prefix)
+    read = read if marked is None else marked
+    if read is not request.messages:
+        request = request.override(messages=read)
+    return BeforeTheModel(request, messages, update, records)
 
 
-def after_model(
-    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
-) -> Life[dict[str, Any] | None]:
-    """Count, record and answer the model's malformed calls.
-
-    A reply with no call but malformed ones goes back to the model in the same run:
-    `create_agent` would otherwise end the run with it, an empty answer.
-    """
-    found = yield from unmet_malformed(plan, state, runtime)
-    update, records = settle(plan, state, found)
-    yield from _told(plan, records)
-    return back_to_the_model(state, found, update)
-
-
-def repaired_reply(
-    plan: Plan, response: ModelResponse[Any], request: ModelRequest[Any], provider: Provider
+def after_the_model(
+    plan: Plan,
+    before: BeforeTheModel,
+    response: ModelResponse[Any],
+    request: ModelRequest[Any],
+    provider: Provider,
 ) -> Life[ModelResponse[Any] | ExtendedModelResponse[Any]]:
-    """The model's response, its wrong calls repaired where `repair=` corrects them."""
+    """The model's response, with what this middleware writes in the model call's step.
+
+    The calls of the reply `repair=` corrects are corrected; a watching middleware
+    counts, records and answers the reply's malformed calls, and sends a reply of only
+    malformed calls back to the model (the graph's own `jump_to`: the model called again
+    is a model call to every other middleware too). A budget they spend answers every
+    call of the reply with the stop and ends the run, which `after_agent` raises once the
+    step is saved. The answers written before the reply come first in the response.
+    """
     note_replies(response, provider)  # a failure of its calls is checked against it
+    records = list(before.records)
+    update = dict(before.update)
     repair = plan.repair
-    if repair is None:
-        return response
-    fixed = repaired(repair, plan.recorder, plan.tool_names, response, request)
-    if fixed is None:
-        return response
-    result, records = fixed
+    fixed = (
+        None
+        if repair is None
+        else repaired(repair, plan.recorder, plan.tool_names, response, request)
+    )
+    if fixed is not None:
+        corrected, repairs = fixed
+        records += repairs
+        if isinstance(corrected, ExtendedModelResponse):
+            update = merged(update, corrected.command.update if corrected.command else None)
+            corrected = corrected.model_response
+        response = corrected
+    answers: list[ToolMessage] = []
+    if plan.replies:
+        state = applied(request.state, update)
+        state["messages"] = [
+            *replacing(request.state["messages"], before.messages),
+            *(m for m in before.messages if m.id is None),
+            *response.result,
+        ]
+        found, provisional = yield from _malformed_of_reply(plan, state, request.runtime)
+        counts = state.get(COUNTS_KEY) if COUNTS_KEY in update else None
+        settled_now, more = settle(plan, state, found, counts)
+        records += more
+        update = merged(update, back_to_the_model(state, bool(found or provisional), settled_now))
+        answers = [*provisional, *update.pop("messages", [])]
     yield from _told(plan, records)
-    return result
+    result = [*before.messages, *response.result, *answers]
+    if len(result) == len(response.result) and not update:
+        return response
+    shown = ModelResponse(result=result, structured_response=response.structured_response)
+    if not update:
+        return shown
+    return ExtendedModelResponse(model_response=shown, command=Command(update=update))
 
 
-def unmet_malformed(
+def _malformed_of_reply(
     plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
-) -> Life[list[Settled]]:
-    """The last reply's malformed calls this middleware takes and has not met, each routed.
+) -> Life[tuple[list[Settled], list[ToolMessage]]]:
+    """The reply's malformed calls this middleware takes and has not met, each routed.
 
-    Met after the model; else before the next model call, when a hook after the model
-    listed inside this one sent the run back to the model (a reply of only malformed
-    calls, which another watching middleware of this package sends back) and LangGraph
-    skipped this one's. None for a middleware with no hook after the model.
+    A call of a tool it holds is the tool's next call: it is answered with its own text
+    for now, not counted, and the run pauses before the model reads that answer (see
+    `_held_malformed`).
     """
     found: list[Settled] = []
-    if not plan.replies:
+    provisional: list[ToolMessage] = []
+    holding = plan.holding
+    for failure, call in malformed_calls(state, runtime):
+        if plan.ignores(call):
+            continue
+        if holding is not None and holding.held(call) is not None:
+            provisional.append(
+                ToolMessage(
+                    failure.text, tool_call_id=id_of(call), name=failure.tool, status="error"
+                )
+            )
+            continue
+        route = plan.table.route(failure, call)
+        answer = None
+        if route is not None:
+            answer = yield from _answered(plan, route, failure, call)
+        found.append(Settled(failure, call, answer, _position(route), None))
+    return found, provisional
+
+
+def _held_malformed(
+    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
+) -> Life[list[Settled]]:
+    """The last reply's malformed calls of a tool this middleware holds, answered for now.
+
+    Each met before the model reads its answer: the run pauses there for a person (see
+    `settle`), and the route's answer, if any, replaces the one it was given.
+    """
+    found: list[Settled] = []
+    holding = plan.holding
+    if holding is None or not state.get(PAUSES_KEY):
         return found
-    marks: Mapping[str, int] | None = None  # read at the first call: this runs before
-    step = ""  # every model call, and most replies have no malformed call
-    for failure, request in malformed_calls(state, runtime):
-        if plan.ignores(request):
+    reply, answered = last_reply(state)
+    if reply is None:
+        return found
+    marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
+    step = step_of(state)
+    for call in reply.invalid_tool_calls:
+        call_id = call.get("id")
+        if not call_id or call_id not in answered or met(marks, plan.name, step, call_id):
             continue
-        if marks is None:
-            kept: Mapping[str, int] = state.get(SETTLED_KEY) or {}
-            marks, step = kept, step_of(state)
-        if met(marks, plan.name, step, id_of(request)):
+        failure = malformed(call)
+        request = standing_request(failure.tool, call_id, state, runtime)
+        if plan.ignores(request) or holding.held(request) is None:
             continue
+        given = answer_to(state, call_id)
         route = plan.table.route(failure, request)
         answer = None
         if route is not None:
-            answer = yield from _answered(plan, route, failure, request)
-        found.append(Settled(failure, request, answer, _position(route), None))
+            answer = yield from _answered(plan, route, failure, request, given)
+        replaces = None if given is None else given.id
+        found.append(Settled(failure, request, answer, _position(route), replaces))
     return found
+
+
+def replacing(messages: list[AnyMessage], ours: list[ToolMessage]) -> list[AnyMessage]:
+    """`messages` with our answers: each with an id in place of the message it replaces.
+
+    The others (new answers) come after them.
+    """
+    if not ours:
+        return messages
+    by_id = {m.id: m for m in ours if m.id is not None}
+    kept: list[AnyMessage] = [by_id.get(m.id, m) if m.id else m for m in messages]
+    return [*kept, *(m for m in ours if m.id is None)]
 
 
 def _answered(

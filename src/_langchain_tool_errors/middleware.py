@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, Never, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ExtendedModelResponse, hook_config
+from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -37,13 +37,12 @@ from _langchain_tool_errors.handler_types import (
 )
 from _langchain_tool_errors.lifecycle import (
     after_exception,
-    after_model,
     after_result,
-    before_model,
+    after_the_model,
     before_running,
-    repaired_reply,
+    before_the_model,
 )
-from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, sent
+from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX
 from _langchain_tool_errors.pausing import Release
 from _langchain_tool_errors.plan import Plan, Shape, compile_plan
 from _langchain_tool_errors.providers import provider_of
@@ -698,9 +697,9 @@ class ToolErrorMiddleware(
             ```
         """
         plan, provider = self._plan, provider_of(request.model)
-        messages = sent(request.messages, provider, plan.error_prefix)
-        response = handler(request if messages is None else request.override(messages=messages))
-        return run(repaired_reply(plan, response, request, provider))
+        before = run(before_the_model(plan, request, provider))
+        response = handler(before.request)
+        return run(after_the_model(plan, before, response, request, provider))
 
     @override
     async def awrap_model_call(
@@ -750,11 +749,9 @@ class ToolErrorMiddleware(
             ```
         """
         plan, provider = self._plan, provider_of(request.model)
-        messages = sent(request.messages, provider, plan.error_prefix)
-        response = await handler(
-            request if messages is None else request.override(messages=messages)
-        )
-        return await arun(repaired_reply(plan, response, request, provider))
+        before = await arun(before_the_model(plan, request, provider))
+        response = await handler(before.request)
+        return await arun(after_the_model(plan, before, response, request, provider))
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
     # error; ty reports any narrowed `self` in an override as incompatible with the base.
@@ -930,25 +927,6 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """A new run starts from zero, on the async path."""
         return reset(self._plan, state)
 
-    # A stop found here ends the run: `after_agent` raises it once this step is saved.
-    @hook_config(can_jump_to=["end"])
-    @override
-    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Stop the run if a budget was spent; else settle the step the model will read.
-
-        See `lifecycle.before_model`.
-
-        Raises:
-            ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
-        """
-        return run(before_model(self._plan, state, runtime))
-
-    @hook_config(can_jump_to=["end"])
-    @override
-    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """`before_model` on the async path."""
-        return await arun(before_model(self._plan, state, runtime))
-
     @override
     def after_agent(self, state: Any, runtime: Runtime[Any]) -> None:
         """Stop the run if a budget was spent in its last step: that step is saved now.
@@ -964,32 +942,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         raise_stop(self._plan.name, state)
 
 
-class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
-    """A watching middleware that also answers after each model reply.
-
-    Chosen when a budget counts malformed calls (every budget does, unless its `kinds` say
-    otherwise), a route takes malformed calls, or failures are recorded or listened to:
-    malformed calls are seen only in the model's reply, never in a tool call.
-    """
-
-    # A stop found here ends the run: `after_agent` raises it once this step is saved. A
-    # reply of only malformed calls goes back to the model, which reads their answers.
-    @hook_config(can_jump_to=["end", "model"])
-    @override
-    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Count, record and answer the model's malformed calls (see `lifecycle.after_model`)."""
-        return run(after_model(self._plan, state, runtime))
-
-    @hook_config(can_jump_to=["end", "model"])
-    @override
-    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """The same answers on the async path."""
-        return await arun(after_model(self._plan, state, runtime))
-
-
 _CLASSES: dict[Shape, type[ToolErrorMiddleware[Any, Any, Any]]] = {
     "plain": ToolErrorMiddleware,
     "watching": _WatchingToolErrorMiddleware,
-    "replying": _ReplyingToolErrorMiddleware,
 }
 """The class of each graph shape: langchain makes a node of each model and agent hook."""

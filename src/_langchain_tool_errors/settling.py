@@ -323,14 +323,14 @@ def reset(plan: Plan, state: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def back_to_the_model(
-    state: Mapping[str, Any], found: list[Settled], update: dict[str, Any] | None
+    state: Mapping[str, Any], met: bool, update: dict[str, Any] | None
 ) -> dict[str, Any] | None:
     """`update`, sending the run back to the model if its reply held only malformed calls.
 
-    Only when this middleware met one of them (a call of a tool it leaves alone is
+    Only when this middleware met one of them (`met`: a call of a tool it leaves alone is
     langchain's to answer) and no budget stopped the run.
     """
-    if not found or (update is not None and "jump_to" in update):
+    if not met or (update is not None and "jump_to" in update):
         return update
     reply, _ = last_reply(state)
     if reply is None or reply.tool_calls:

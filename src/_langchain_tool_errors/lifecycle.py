@@ -24,7 +24,7 @@ from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
-from langgraph.types import Command, Overwrite
+from langgraph.types import Command
 
 from _langchain_tool_errors.answered_elsewhere import answered_elsewhere
 from _langchain_tool_errors.asked_by import note_replies
@@ -71,6 +71,7 @@ from _langchain_tool_errors.state import (
     applied,
     merged,
     met,
+    rewritten,
     step_of,
 )
 from _langchain_tool_errors.stopping import raise_stop
@@ -194,7 +195,7 @@ def before_the_model(
     Raises:
         ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
     """
-    state = request.state
+    state: Mapping[str, Any] = request.state
     messages: list[ToolMessage] = []
     update: dict[str, Any] = {}
     records: list[ToolFailure] = []
@@ -221,7 +222,7 @@ def before_the_model(
                 raise_stop(plan.name, update)
             messages = update.pop("messages", [])
         elif ordered is not None:
-            update = {COUNTS_KEY: Overwrite(ordered)}
+            update = {COUNTS_KEY: rewritten(state.get(COUNTS_KEY) or {}, ordered)}
     read = replacing(request.messages, messages)
     marked = sent(read, provider, plan.error_prefix)
     read = read if marked is None else marked
@@ -271,9 +272,15 @@ def after_the_model(
             *response.result,
         ]
         found, provisional = yield from _malformed_of_reply(plan, state, request.runtime)
-        counts = state.get(COUNTS_KEY) if COUNTS_KEY in update else None
-        settled_now, more = settle(plan, state, found, counts)
+        settled_now, more = settle(plan, state, found)
         records += more
+        if settled_now is not None and COUNTS_KEY in settled_now and COUNTS_KEY in update:
+            # One write of the counts for the step: from the state it started from.
+            final = applied(state, {COUNTS_KEY: settled_now[COUNTS_KEY]})[COUNTS_KEY]
+            begun: Mapping[str, Any] = request.state
+            started: Mapping[str, int] = begun.get(COUNTS_KEY) or {}
+            settled_now[COUNTS_KEY] = rewritten(started, final)
+            del update[COUNTS_KEY]
         update = merged(update, back_to_the_model(state, bool(found or provisional), settled_now))
         answers = [*provisional, *update.pop("messages", [])]
     yield from _told(plan, records)

@@ -34,6 +34,7 @@ from _langchain_tool_errors.state import (
     HeldTool,
     given,
     own,
+    rewritten,
     set_to,
     settled,
     settled_key,
@@ -251,7 +252,7 @@ def settle(
     if messages:
         update["messages"] = messages
     if ordered is not None:  # the whole counts, releases and this hook's failures in them
-        update[COUNTS_KEY] = Overwrite(counts)
+        update[COUNTS_KEY] = rewritten(state.get(COUNTS_KEY) or {}, counts)
     else:
         for key in started_again:  # the count a person's "go on" reset, and what came after
             increments[key] = set_to(counts.get(key, 0))

@@ -59,8 +59,29 @@ def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[s
         return current or {}
     merged = dict(current or {})
     for key, value in update.items():
-        merged[key] = -value - 1 if value < 0 else merged.get(key, 0) + value
+        if value == REMOVED:
+            merged.pop(key, None)
+        else:
+            merged[key] = -value - 1 if value < 0 else merged.get(key, 0) + value
     return merged
+
+
+REMOVED = -(2**62)
+"""The value that removes a count: a mark whose work is done (see `rewritten`)."""
+
+
+def rewritten(current: Mapping[str, int], wanted: Mapping[str, int]) -> dict[str, int]:
+    """The update that turns the counts `current` into `wanted`, and writes nothing else.
+
+    A model call's step writes its counts this way, each key set or removed: every
+    middleware of this package in the agent writes in that one step, and LangGraph takes
+    only one `Overwrite` of a key a step.
+    """
+    update = dict.fromkeys((key for key in current if key not in wanted), REMOVED)
+    for key, value in wanted.items():
+        if current.get(key) != value:
+            update[key] = set_to(value)
+    return update
 
 
 # A budget's stop, kept until it is raised (see `stopping.py`).
@@ -276,7 +297,8 @@ def merged(first: dict[str, Any], second: Mapping[str, Any] | None) -> dict[str,
     """One update that writes `first`, then `second` (which read the state `first` left).
 
     A key `second` overwrites, or one `first` does not write, is `second`'s; records and
-    messages follow each other; marks and holds join, `second`'s winning; counts add up.
+    messages follow each other; marks and holds join, `second`'s winning. Counts are not
+    joined here: the step writes them once, `rewritten` from the state it started from.
     """
     if not second:
         return first
@@ -289,11 +311,6 @@ def merged(first: dict[str, Any], second: Mapping[str, Any] | None) -> dict[str,
             result[key] = [*old, *value]
         elif key == STOPS_KEY:
             result[key] = keep_first_stops(old, value)
-        elif key == COUNTS_KEY and isinstance(old, Overwrite):
-            result[key] = Overwrite(add_counts(old.value, value))
-        elif key == COUNTS_KEY:
-            counts: dict[str, int] = old
-            result[key] = {k: counts.get(k, 0) + value.get(k, 0) for k in {*counts, *value}}
         else:
             marks: dict[str, Any] = old
             result[key] = {**marks, **value}

@@ -227,10 +227,11 @@ def test_a_stop_whose_step_was_not_saved_is_saved_when_the_run_is_retried(
     saver = LosesTheStopsStep()
     agent = agent_of([*PARALLEL_STOP, Sent()], ErrorBudget(per_tool=1), saver)
 
-    # "async" writes a step while the next runs, and LangGraph drops the write's error when
-    # the run ends with the stop; "sync" writes it before the next step, and raises it.
-    lost = ToolErrorBudgetExceeded if durability == "async" else ConnectionError
-    with pytest.raises(lost):
+    # LangGraph writes a task's results from its background executor: the write's error or
+    # the stop may surface first ("async" drops the write's error when the run ends with the
+    # stop; "sync" usually raises it before the next step, and CI once met the stop first
+    # under load). Either way the stop's step is not saved.
+    with pytest.raises((ConnectionError, ToolErrorBudgetExceeded)):
         run_with(agent, path, durability)
     assert saver.failed
     # Either way the thread stays at the step before the stop's, without the stop.

@@ -54,22 +54,24 @@ def canonical(args: object) -> str | None:
 class Repeats:
     """Which failed calls a middleware remembers for the run, and how it finds them again."""
 
-    __slots__ = ("_failed", "_prefix", "_rules", "_tools")
+    __slots__ = ("_failed", "_prefix", "_retryable", "_retryable_elsewhere", "_tools")
 
     def __init__(self, name: str, rules: tuple[_Rule, ...]) -> None:
         self._prefix = f"{name}\x00\x00call\x00"
         # With a tool's name, counted with each of its remembered failures: until it is in
         # the counts, no call of that tool is hashed.
         self._failed = f"{name}\x00\x00failed\x00"
-        self._rules = rules
-        tools: set[str] = set()
-        for selected, _ in rules:
+        # Each tool's `retryable`, from the first route that selects it; `None` for the tools
+        # no route selects (then `_retryable_elsewhere` is `None` too).
+        self._retryable: dict[str, tuple[type[Exception | ReportedFailure], ...]] = {}
+        self._retryable_elsewhere: tuple[type[Exception | ReportedFailure], ...] | None = None
+        for selected, retryable in rules:
             if selected is None:
-                self._tools: frozenset[str] | None = None
+                self._retryable_elsewhere = retryable
                 break
-            tools |= selected
-        else:
-            self._tools = frozenset(tools)
+            for tool in selected:
+                self._retryable.setdefault(tool, retryable)
+        self._tools = None if self._retryable_elsewhere is not None else frozenset(self._retryable)
 
     @classmethod
     def of(cls, name: str, routes: tuple[Route[Any], ...]) -> Repeats | None:
@@ -100,8 +102,8 @@ class Repeats:
         if key is None:
             return None
         tool = tool_name(request)
-        retryable = next(r for tools, r in self._rules if tools is None or tool in tools)
-        if isinstance(failure, retryable):
+        retryable = self._retryable.get(tool, self._retryable_elsewhere)
+        if retryable is not None and isinstance(failure, retryable):
             return None
         return {key: 1, f"{self._failed}{tool}": 1}
 

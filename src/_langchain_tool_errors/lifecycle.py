@@ -56,7 +56,6 @@ from _langchain_tool_errors.repeats import Rerun
 from _langchain_tool_errors.route_table import RouteHandlers
 from _langchain_tool_errors.settling import (
     Settled,
-    back_to_the_model,
     conclude,
     is_closed,
     settle,
@@ -65,17 +64,18 @@ from _langchain_tool_errors.settling import (
 )
 from _langchain_tool_errors.state import (
     COUNTS_KEY,
-    PAUSES_KEY,
     SETTLED_KEY,
     STOPS_KEY,
+    BudgetStop,
     applied,
     merged,
     met,
+    pending_key,
     rewritten,
     step_of,
 )
-from _langchain_tool_errors.stopping import raise_stop
-from _langchain_tool_errors.tool_calls import id_of
+from _langchain_tool_errors.stopping import raise_stop, stopped_answer
+from _langchain_tool_errors.tool_calls import id_of, tool_name
 
 
 def after_exception(
@@ -134,6 +134,10 @@ def before_running(
     by its route without running the tool, or, where no route answers it, runs as a
     `Rerun` (a success forgets its failures). `None`: the call runs as it is.
     """
+    stops: Mapping[str, BudgetStop] | None = request.state.get(STOPS_KEY)
+    kept = None if not stops else stops.get(plan.name)
+    if kept is not None:  # the step before stopped the run: no call of its reply runs
+        return settled_closed(stopped_answer(kept, id_of(request), tool_name(request)), request)
     closing = plan.closing
     if closing is not None and closing.closing_key in (request.state.get(COUNTS_KEY) or ()):
         closed = closing.answer_closed(request)  # a closed tool's call never runs
@@ -204,7 +208,7 @@ def before_the_model(
         runtime = request.runtime
         accounts = plan.accounts
         ordered = None if accounts is None else accounts.in_call_order(state)
-        found = yield from _held_malformed(plan, state, runtime)
+        found = yield from _pending_malformed(plan, state, runtime)
         for failure, call, message in answered_elsewhere(state, runtime, plan.name):
             if plan.ignores(call) or is_closed(plan, call, state):
                 continue
@@ -241,11 +245,11 @@ def after_the_model(
     """The model's response, with what this middleware writes in the model call's step.
 
     The calls of the reply `repair=` corrects are corrected; a watching middleware
-    counts, records and answers the reply's malformed calls, and sends a reply of only
-    malformed calls back to the model (the graph's own `jump_to`: the model called again
-    is a model call to every other middleware too). A budget they spend answers every
-    call of the reply with the stop and ends the run, which `after_agent` raises once the
-    step is saved. The answers written before the reply come first in the response.
+    counts, records and answers the reply's malformed calls (a reply of only malformed
+    calls goes back to the model from `after_agent`, see `settling.sent_back`). A budget
+    they spend answers them with the stop and keeps it in the state: the reply's valid
+    calls are answered with it as they come to run, and the stop is raised once the step
+    is saved. The answers written before the reply come first in the response.
     """
     note_replies(response, provider)  # a failure of its calls is checked against it
     records = list(before.records)
@@ -271,8 +275,10 @@ def after_the_model(
             *(m for m in before.messages if m.id is None),
             *response.result,
         ]
-        found, provisional = yield from _malformed_of_reply(plan, state, request.runtime)
+        found, provisional, pending = yield from _malformed_of_reply(plan, state, request.runtime)
         settled_now, more = settle(plan, state, found)
+        if pending:
+            settled_now = merged(settled_now or {}, {SETTLED_KEY: pending})
         records += more
         if settled_now is not None and COUNTS_KEY in settled_now and COUNTS_KEY in update:
             # One write of the counts for the step: from the state it started from.
@@ -281,7 +287,7 @@ def after_the_model(
             started: Mapping[str, int] = begun.get(COUNTS_KEY) or {}
             settled_now[COUNTS_KEY] = rewritten(started, final)
             del update[COUNTS_KEY]
-        update = merged(update, back_to_the_model(state, bool(found or provisional), settled_now))
+        update = merged(update, settled_now)
         answers = [*provisional, *update.pop("messages", [])]
     yield from _told(plan, records)
     result = [*before.messages, *response.result, *answers]
@@ -295,59 +301,62 @@ def after_the_model(
 
 def _malformed_of_reply(
     plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
-) -> Life[tuple[list[Settled], list[ToolMessage]]]:
+) -> Life[tuple[list[Settled], list[ToolMessage], dict[str, int]]]:
     """The reply's malformed calls this middleware takes and has not met, each routed.
 
     A call of a tool it holds is the tool's next call: it is answered with its own text
-    for now, not counted, and the run pauses before the model reads that answer (see
-    `_held_malformed`).
+    for now and marked pending, not counted, and the run pauses before the model reads
+    that answer (see `_pending_malformed`).
     """
     found: list[Settled] = []
     provisional: list[ToolMessage] = []
+    pending: dict[str, int] = {}
     holding = plan.holding
+    step = step_of(state)
     for failure, call in malformed_calls(state, runtime):
         if plan.ignores(call):
             continue
         if holding is not None and holding.held(call) is not None:
+            call_id = id_of(call)
+            text = failure.text
             provisional.append(
-                ToolMessage(
-                    failure.text, tool_call_id=id_of(call), name=failure.tool, status="error"
-                )
+                ToolMessage(text, tool_call_id=call_id, name=failure.tool, status="error")
             )
+            pending[pending_key(plan.name, step, call_id)] = 1
             continue
         route = plan.table.route(failure, call)
         answer = None
         if route is not None:
             answer = yield from _answered(plan, route, failure, call)
         found.append(Settled(failure, call, answer, _position(route), None))
-    return found, provisional
+    return found, provisional, pending
 
 
-def _held_malformed(
+def _pending_malformed(
     plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
 ) -> Life[list[Settled]]:
-    """The last reply's malformed calls of a tool this middleware holds, answered for now.
+    """The last reply's malformed calls this middleware answered for now (marked pending).
 
-    Each met before the model reads its answer: the run pauses there for a person (see
-    `settle`), and the route's answer, if any, replaces the one it was given.
+    Each is met before the model reads its answer: if its tool is still held, the run
+    pauses there for a person (see `settle`); else it is counted as any malformed call.
+    The route's answer, if any, replaces the one it was given.
     """
     found: list[Settled] = []
-    holding = plan.holding
-    if holding is None or not state.get(PAUSES_KEY):
+    marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
+    if plan.holding is None or not marks:
         return found
-    reply, answered = last_reply(state)
+    reply, _ = last_reply(state)
     if reply is None:
         return found
-    marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
     step = step_of(state)
     for call in reply.invalid_tool_calls:
         call_id = call.get("id")
-        if not call_id or call_id not in answered or met(marks, plan.name, step, call_id):
+        if not call_id or pending_key(plan.name, step, call_id) not in marks:
+            continue
+        if met(marks, plan.name, step, call_id):
             continue
         failure = malformed(call)
         request = standing_request(failure.tool, call_id, state, runtime)
-        if plan.ignores(request) or holding.held(request) is None:
-            continue
         given = answer_to(state, call_id)
         route = plan.table.route(failure, request)
         answer = None

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, Never, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse, hook_config
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -51,7 +51,7 @@ from _langchain_tool_errors.repair import RepairCall
 from _langchain_tool_errors.repeats import Rerun
 from _langchain_tool_errors.route_table import widest
 from _langchain_tool_errors.routes import Route, require_routes
-from _langchain_tool_errors.settling import reset
+from _langchain_tool_errors.settling import reset, sent_back
 from _langchain_tool_errors.state import COUNTS_KEY, SettledState, schema_for
 from _langchain_tool_errors.stopping import raise_stop
 
@@ -927,19 +927,27 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """A new run starts from zero, on the async path."""
         return reset(self._plan, state)
 
+    # A reply of only malformed calls goes back to the model from here (see `sent_back`).
+    @hook_config(can_jump_to=["model"])
     @override
-    def after_agent(self, state: Any, runtime: Runtime[Any]) -> None:
+    def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Stop the run if a budget was spent in its last step: that step is saved now.
+
+        Else send the run back to the model if its last reply held only malformed calls
+        (see `settling.sent_back`).
 
         Raises:
             ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
         """
         raise_stop(self._plan.name, state)
+        return sent_back(self._plan, state, runtime)
 
+    @hook_config(can_jump_to=["model"])
     @override
-    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> None:
+    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """`after_agent` on the async path."""
         raise_stop(self._plan.name, state)
+        return sent_back(self._plan, state, runtime)
 
 
 _CLASSES: dict[Shape, type[ToolErrorMiddleware[Any, Any, Any]]] = {

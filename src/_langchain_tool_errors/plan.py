@@ -164,6 +164,6 @@ def compile_plan(
         shape=shape,
         watches=shape != "plain",
         replies=replies,
-        looks=repeats is not None or (accounts is not None and (accounts.closes or accounts.holds)),
+        looks=repeats is not None or accounts is not None,
         sync_capable=all(route.on_error is not None for route in routes),
     )

@@ -158,6 +158,14 @@ def settled_key(name: str, step: str, call_id: str) -> str:
     return f"{name}\x00{_mark(step, call_id)}"
 
 
+def pending_key(name: str, step: str, call_id: str) -> str:
+    """The key that marks a malformed call of a tool the middleware `name` holds.
+
+    Answered for now, it is met before the next model call, where the run pauses.
+    """
+    return f"{name}\x00pending\x00{_mark(step, call_id)}"
+
+
 def settled(step: str, call_id: str) -> dict[str, int]:
     """The update that marks the call's answer as written in a tool-call hook of ours.
 

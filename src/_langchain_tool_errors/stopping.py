@@ -25,7 +25,6 @@ from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
-from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.record_types import ToolFailure
 from _langchain_tool_errors.state import STOPS_KEY, BudgetStop, HeldTool
 from _langchain_tool_errors.tool_calls import id_of, tool_name
@@ -125,7 +124,6 @@ def raise_stop(name: str, state: Mapping[str, Any]) -> None:
 def stopped_answers(
     name: str,
     stop: ToolErrorBudgetExceeded,
-    state: Mapping[str, Any],
     left: Sequence[tuple[ToolCallRequest, str | None]],
     *,
     by_person: bool = False,
@@ -134,10 +132,11 @@ def stopped_answers(
 
     `left` holds the stopping call, then the failures met after it, each with the id of
     the answer written for it elsewhere (`None` for a malformed call). Answered: the
-    stopping call and the malformed calls after it, then the reply's valid calls that
-    nothing has answered; none of them runs. A call answered elsewhere keeps that answer,
-    the stopping one too when such an answer spends the budget. `by_person`: a person
-    stopped the run at the stopping call's pause, and each answer says so.
+    stopping call and the malformed calls after it. The reply's valid calls are answered
+    as they come to run (`lifecycle.before_running`), after any hook after the model (a
+    person's review) has had them. A call answered elsewhere keeps that answer, the
+    stopping one too when such an answer spends the budget. `by_person`: a person stopped
+    the run at the stopping call's pause, and each answer says so.
     """
     (first, replaces), rest = left[0], left[1:]
     stopping = id_of(first)
@@ -151,11 +150,6 @@ def stopped_answers(
         for request, replaces in rest
         if replaces is None  # an answer written elsewhere stays its call's one answer
     ]
-    reply, answered = last_reply(state)
-    for call in () if reply is None else reply.tool_calls:
-        call_id = call["id"]
-        if call_id is not None and call_id not in answered:
-            answers.append(stopped_answer(kept, call_id, call["name"], by_person=by_person))
     return answers
 
 

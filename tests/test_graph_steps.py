@@ -25,7 +25,7 @@ from langgraph.errors import GraphRecursionError
 from langchain_tool_errors import ErrorBudget, ToolErrorMiddleware, ToolFailure
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
-from tests._agents import Agent, Path, call, echo_tool, failing_tool, run
+from tests._agents import Agent, Path, call, echo_tool, failing_tool, question, run
 
 
 def _listen(failure: ToolFailure) -> None:
@@ -89,7 +89,7 @@ def smallest_limit(name: str, turns: int) -> int:
         agent = agent_of(CONFIGURATIONS[name], turns)
         config: RunnableConfig = {"configurable": {"thread_id": "t"}, "recursion_limit": limit}
         try:
-            agent.invoke({"messages": [("user", "go")]}, config)
+            agent.invoke(question(), config)
         except GraphRecursionError:
             continue
         return limit

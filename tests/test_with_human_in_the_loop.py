@@ -255,10 +255,16 @@ def test_a_stop_met_in_a_reply_leaves_its_reviewed_call_one_answer_and_unrun(
         runs.append(query)
         return f"sunny in {query}"
 
-    cut = InvalidToolCall(name="weather", args='{"query": ', id="m2", error="cut")
+    def cut(call_id: str) -> InvalidToolCall:
+        return InvalidToolCall(
+            name="weather", args='{"query": ', id=call_id, error="cut", type="invalid_tool_call"
+        )
+
     replies = [
-        AIMessage("", invalid_tool_calls=[{**cut, "id": "m1"}]),
-        AIMessage("", tool_calls=[call("weather", "w2", query="Oslo")], invalid_tool_calls=[cut]),
+        AIMessage("", invalid_tool_calls=[cut("m1")]),
+        AIMessage(
+            "", tool_calls=[call("weather", "w2", query="Oslo")], invalid_tool_calls=[cut("m2")]
+        ),
     ]
     told: list[ToolFailure] = []
     review = HumanInTheLoopMiddleware(interrupt_on={"weather": True}, interrupt_mode=mode)

@@ -405,7 +405,8 @@ class ToolErrorMiddleware(
         # langchain adds a graph node for each of `before_agent`, `before_model`,
         # `after_model` and `after_agent` that a middleware's class defines, so a class
         # exists for each graph a configuration needs (`Plan.shape`), chosen here: users only
-        # ever construct and annotate `ToolErrorMiddleware`.
+        # ever construct and annotate `ToolErrorMiddleware`. What happens around each model
+        # call runs in `wrap_model_call`, which adds no node.
         chosen = _CLASSES[plan.shape]
         if chosen is not type(self):
             object.__setattr__(self, "__class__", chosen)
@@ -910,8 +911,9 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
 
     `ToolErrorMiddleware.__init__` and `from_routes` give an instance this class when a
     budget is set, a route takes a kind of failure that is not an exception, or failures are
-    recorded or listened to (`Plan.shape`). Its hooks are the graph nodes that start a run
-    from zero, settle each step before the model reads it, and raise a stop once saved.
+    recorded or listened to (`Plan.shape`). Its two hooks are the graph nodes of the run's
+    start (counts and record from zero) and end (a stop raised once saved, a reply of only
+    malformed calls sent back to the model); the rest runs in the model call's own step.
     """
 
     state_schema = SettledState

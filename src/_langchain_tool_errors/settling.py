@@ -172,13 +172,13 @@ def settle(
 ) -> tuple[dict[str, Any] | None, list[ToolFailure]]:
     """Count and record failures met in a model hook, then answer them.
 
-    Malformed calls (after the model, or before the next model call when a hook listed
-    inside sent the run back to it) and answers written elsewhere (before it). A
-    malformed call no route answered is left to `create_agent`, which answers it before
-    the next model call, unless a "tell" budget it spent answers it; an answer written
-    elsewhere is replaced (keeping its id) only by a route's or a budget's. A "stop"
-    budget one of them spends answers it, and every call of the reply still unanswered,
-    with the stop, and ends the run, which `after_agent` stops. A failed call of a tool an
+    Malformed calls (after the model, or before the next one for a call of a held tool)
+    and answers written elsewhere (before it). A malformed call no route answered is left
+    to `create_agent`, which answers it before the next model call, unless a "tell" budget
+    it spent answers it; an answer written elsewhere is replaced (keeping its id) only by
+    a route's or a budget's. A "stop" budget one of them spends answers it, and the
+    malformed calls after it, with the stop, which goes into the state (the reply's valid
+    calls are answered with it as they come to run). A failed call of a tool an
     "interrupt" budget holds is that tool's next call: the run pauses for the person's
     decision before the failure is counted.
 

@@ -5,11 +5,15 @@ spent. Raising there would throw away everything the step wrote (the results of 
 beside the stopping one, the failure that stopped it in the record) and leave the model's
 calls without answers, which providers refuse on the thread's next input. Instead the
 stopping call is answered with a text saying a budget stopped the run, the stop is written
-to the agent state beside the step's other results, and the middleware's next hook
-(`before_model`, before the model can be called again, or `after_agent` at the run's end)
-raises `ToolErrorBudgetExceeded` from what the state says. The step's results are then in the
-checkpoint, and the next input on the thread starts from a conversation in which every call
-has exactly one answer.
+to the agent state beside the step's other results, and the middleware raises
+`ToolErrorBudgetExceeded` from what the state says at the start of the next model call
+(before the model is called) or at the run's end (`after_agent`). The step's results are
+then in the checkpoint, and the next input on the thread starts from a conversation in which
+every call has exactly one answer.
+
+One stop is raised at once: one met at the start of a model call, where answers another
+middleware wrote spend the budget, or a person stops the run at a pause. That step writes
+nothing; the exception carries the failure, and running the thread again meets it again.
 """
 
 from __future__ import annotations
@@ -167,7 +171,7 @@ def _key(name: str, config: Mapping[str, Any]) -> _Key:
     """A run's stops in this process: its thread and graph, and the middleware.
 
     A node's namespace is its graph's, then `|` and the node's own task (`tools:<id>`,
-    `ToolErrorMiddleware.before_model:<id>`): the graph's part is the same in both hooks.
+    `model:<id>`): the graph's part is the same in every hook.
     """
     configurable: Mapping[str, Any] = config.get("configurable") or {}
     thread = str(configurable.get("thread_id", ""))

@@ -6,7 +6,9 @@ In one step the model calls three tools and each fails: `weather` raises, `looku
 failure per tool closes it. The conversation alone does not say any of this; the record,
 a listener and the OpenTelemetry SDK (in memory here; an OTLP exporter in production) do.
 
-Run: `.venv/bin/python examples/observability.py`
+Run: `.venv/bin/python examples/observability.py`. It needs the OpenTelemetry SDK, which the
+Quick start's first command does not install. Its second command (the `dev` extra) does, or:
+`.venv/bin/python -m pip install -e ".[otel]" opentelemetry-sdk`
 """
 
 from __future__ import annotations

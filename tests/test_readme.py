@@ -7,6 +7,9 @@ story, and are checked as one:
   guide lists), then the functions, classes and imports of the blocks above it, on its
   page or an earlier one, then the block. mypy --strict and pyright strict must report
   nothing, and every block must then run.
+- A block marked `<!-- checked: this block alone -->` is checked the same way, but with only
+  the given `model` and tools above it: it imports every name it uses from langchain and
+  from this package, as a reader who copies it needs.
 - The blocks marked `<!-- checked: the configuration below -->` are a `pyproject.toml` a user
   copies: in a fresh project whose own `.venv` has the package and the five checkers
   pip-installed, every checker run from there, with no environment activated, finds the
@@ -14,7 +17,8 @@ story, and are checked as one:
 - The block marked `<!-- checked: the errors below -->` holds mistakes: it is checked on its
   own, in that project and configuration, and the `text` block after it must be exactly
   what each checker prints for it.
-- The demo transcript in the Quick start must be what `python -m langchain_tool_errors` prints.
+- The demo transcript in the Quick start must be every line `python -m langchain_tool_errors`
+  prints.
 - Runtime messages the guides quote must be the ones the package raises.
 """
 
@@ -50,6 +54,7 @@ def _pages() -> list[Path]:
 PAGES = _pages()
 MISTAKES = "<!-- checked: the errors below -->"
 CONFIGURATION = "<!-- checked: the configuration below -->"
+ALONE = "<!-- checked: this block alone -->"
 
 GIVEN = definitions(
     """
@@ -89,6 +94,13 @@ audit_log = AuditLog()
 )
 """What every block may use without defining it (the handlers guide says so)."""
 
+MODEL_AND_TOOLS = {
+    key: source
+    for key, source in GIVEN.items()
+    if not key.endswith(("import ToolCallRequest", "import ToolErrorMiddleware"))
+}
+"""`GIVEN` without the imports the handlers guide lists: what a block marked alone may use."""
+
 
 def _blocks() -> list[tuple[Path, Block]]:
     return [(page, block) for page in PAGES for block in fenced_blocks(page)]
@@ -106,7 +118,8 @@ def _modules(directory: Path) -> list[tuple[Path, Snippet]]:
         if block.marker == MISTAKES:
             continue  # a file of its own: see the next test
         path = directory / f"docs_block_{number:02d}.py"
-        path.write_text(module_text({**GIVEN, **earlier}, block.text), encoding="utf-8")
+        given = MODEL_AND_TOOLS if block.marker == ALONE else {**GIVEN, **earlier}
+        path.write_text(module_text(given, block.text), encoding="utf-8")
         where = f"{page.relative_to(ROOT)} block at line {block.line}"
         modules.append((path, Snippet(block.text, where)))
         earlier.update(definitions(block.text))
@@ -121,9 +134,10 @@ def test_every_python_block_type_checks_in_both_checkers(tmp_path: Path) -> None
 
     assert checked.mypy.returncode == 0, checked.where + "\n" + checked.mypy.stdout
     assert checked.pyright.returncode == 0, checked.where + "\n" + checked.pyright.stdout
+    alone = sum(block.marker == ALONE for _, block in _python_blocks())
     FIGURES.append(
         f"README and {len(PAGES) - 1} guides: {len(modules)} Python blocks type-checked "
-        "by mypy and pyright"
+        f"by mypy and pyright ({alone} of them alone)"
     )
 
 
@@ -274,8 +288,8 @@ def test_the_quick_start_transcript_is_what_the_demo_prints() -> None:
     done = run_python("-m", "langchain_tool_errors")
 
     assert done.returncode == 0, done.stderr
-    transcript = done.stdout.splitlines()[2:]  # after the title and a blank line
-    assert shown.text.splitlines() == transcript
+    printed = done.stdout.splitlines()
+    assert shown.text.splitlines() == printed, "the README must show every line, the title too"
 
 
 def test_the_development_section_lists_every_module_of_the_package_and_no_other() -> None:

@@ -246,9 +246,11 @@ class InnerMiddlewareError(ReportedFailure):
     does, once its retries are spent, with the exception's text in the message; so does any
     other error message from a known tool called with valid arguments that does not report
     its own errors. Or one whose hook after the model answered the call in place of running
-    it (`ToolCallLimitMiddleware` blocking it, a person rejecting it): that answer is met
-    before the next model call, and the request the handler gets has no tool (`tool` is
-    `None`), since the call never reached one.
+    it (`ToolCallLimitMiddleware` blocking it, a person rejecting it). Or one listed outside
+    this one that answered the call itself in place of running it (deepagents' filesystem
+    middleware refusing a second change to one file in one reply). Those last two answers
+    are met before the next model call, and the request the handler gets has no tool
+    (`tool` is `None`), since the call never reached one.
 
     Example:
         ```python

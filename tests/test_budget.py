@@ -462,12 +462,16 @@ def test_only_budgeted_routes_add_the_budget_hooks() -> None:
         for m in (plain, counted, exceptions_only, telling)
     ]
 
-    # A new run's reset, and a stop of the run's last step raised once that step is saved:
-    # two nodes a run. What happens around each model call runs in the model's own step.
-    budgeted = {"ToolErrorMiddleware.before_agent", "ToolErrorMiddleware.after_agent"}
+    # A new run's reset, and the stop raised once the step that spent a budget is saved.
+    budgeted = {"ToolErrorMiddleware.before_agent", "ToolErrorMiddleware.before_model"}
     assert not any(node.startswith("ToolErrorMiddleware.") for node in nodes[0])
-    for hooks in nodes[1:]:
-        assert {node for node in hooks if node.startswith("ToolErrorMiddleware.")} == budgeted
+    # Every kind is counted, malformed calls too, which only the model's reply shows.
+    assert {*budgeted, "ToolErrorMiddleware.after_model"} <= nodes[1]
+    # Only exceptions counted: no reply is read. A closed tool's calls are answered as
+    # they come to run, so "tell" needs no hook after the model either.
+    for hooks in (nodes[2], nodes[3]):
+        assert budgeted <= hooks
+        assert "ToolErrorMiddleware.after_model" not in hooks
 
 
 def test_a_run_budget_told_closes_a_tool_on_its_first_failure(path: Path) -> None:

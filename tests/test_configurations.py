@@ -25,7 +25,8 @@ from langchain_tool_errors.handlers import report_kind_only, report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import echo_tool
 
-WATCHING = ["after_agent", "before_agent"]
+WATCHING = ["after_agent", "before_agent", "before_model"]
+REPLYING = ["after_agent", "after_model", "before_agent", "before_model"]
 COUNTING = ["tool_error_budget_counts", "tool_error_budget_stops", "tool_error_settled"]
 
 
@@ -44,7 +45,7 @@ GRAPHS: list[tuple[str, ToolErrorMiddleware, list[str], list[str]]] = [
     (
         "a budget",
         ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3)),
-        WATCHING,
+        REPLYING,
         COUNTING,
     ),
     (
@@ -52,16 +53,16 @@ GRAPHS: list[tuple[str, ToolErrorMiddleware, list[str], list[str]]] = [
         ToolErrorMiddleware(
             report_type_only, budget=ErrorBudget(per_tool=3, when_spent="interrupt")
         ),
-        WATCHING,
+        REPLYING,
         sorted([*COUNTING, "tool_error_budget_held"]),
     ),
     (
         "the record",
         ToolErrorMiddleware(report_type_only, record_failures=True),
-        WATCHING,
+        REPLYING,
         [*COUNTING, "tool_failures"],
     ),
-    ("a listener", ToolErrorMiddleware(report_type_only, listeners=[_listen]), WATCHING, COUNTING),
+    ("a listener", ToolErrorMiddleware(report_type_only, listeners=[_listen]), REPLYING, COUNTING),
     (
         "a route for invalid arguments",
         ToolErrorMiddleware.from_routes([Route(InvalidArguments, report_kind_only)]),

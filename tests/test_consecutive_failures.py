@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 import pytest
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
@@ -22,7 +21,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import override
 
-from _langchain_tool_errors.state import SettledState, add_counts
+from _langchain_tool_errors.state import SettledState
 from langchain_tool_errors import (
     ErrorBudget,
     FailureKind,
@@ -245,8 +244,8 @@ def test_a_routes_own_budget_counts_its_failures_in_a_row(path: Path) -> None:
 
 
 def test_a_success_goes_back_as_it_came_and_its_row_ends_before_the_next_model_call() -> None:
-    # The success path writes nothing, even with failures in a row counted: the next model
-    # call ends the row, from the answers the step left in the state, in its own step.
+    # The success path writes nothing, even with failures in a row counted: the hook before
+    # the next model call ends the row, from the answers the step left in the state.
     middleware = in_a_row(2)
     ok = ToolMessage("ok", tool_call_id="c", name="flaky")
     row = f"{middleware.name}\x00flaky\x00row"
@@ -259,34 +258,13 @@ def test_a_success_goes_back_as_it_came_and_its_row_ends_before_the_next_model_c
     assert middleware.wrap_tool_call(counted, handler) is ok
     reply = AIMessage("", tool_calls=[call("flaky", "c", outcome="ok")])
     state: SettledState = {"messages": [reply, ok], "tool_error_budget_counts": {row: 1}}
-    written = model_call_update(middleware, state)
-    assert written is not None
-    assert add_counts({row: 1}, written["tool_error_budget_counts"]) == {row: 0}
+    update = middleware.before_model(state, Runtime())
+    assert update is not None
+    assert update["tool_error_budget_counts"].value == {row: 0}
     # Another tool's success leaves the row as it is: nothing to write.
     other = AIMessage("", tool_calls=[call("other", "c")])
     elsewhere: SettledState = {"messages": [other, ok], "tool_error_budget_counts": {row: 1}}
-    assert model_call_update(middleware, elsewhere) is None
-
-
-def model_call_update(
-    middleware: ToolErrorMiddleware[Any, Any, Any], state: SettledState
-) -> dict[str, Any] | None:
-    """What the middleware writes in a model call's step, the model answering "done"."""
-    request: ModelRequest[Any] = ModelRequest(
-        model=ScriptedChatModel(script=[DONE]),
-        messages=list(state["messages"]),
-        state=state,
-        runtime=Runtime(),
-    )
-
-    def call_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
-        return ModelResponse(result=[DONE])
-
-    response = middleware.wrap_model_call(request, call_model)
-    if not isinstance(response, ExtendedModelResponse) or response.command is None:
-        return None
-    update: dict[str, Any] = dict(response.command.update or {})
-    return update
+    assert middleware.before_model(elsewhere, Runtime()) is None
 
 
 @pytest.mark.parametrize(
@@ -328,7 +306,7 @@ def test_the_state_keeps_one_count_per_row_and_no_trace_of_each_failure(path: Pa
 
 
 def test_a_row_put_in_call_order_by_an_agent_built_again_from_the_checkpoint(path: Path) -> None:
-    # The run pauses before the model call that ends the rows, and each part of it runs on an agent
+    # The run pauses before the hook that ends the rows, and each part of it runs on an agent
     # built anew, as another worker would: the step's failures and successes come from the
     # checkpoint alone.
     from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
@@ -345,7 +323,7 @@ def test_a_row_put_in_call_order_by_an_agent_built_again_from_the_checkpoint(pat
             tools=[flaky_tool()],
             middleware=[middleware],
             checkpointer=saver,
-            interrupt_before=["model"],
+            interrupt_before=[f"{middleware.name}.before_model"],
         )
         return built
 

@@ -456,34 +456,3 @@ def test_a_stop_an_inner_middleware_answers_with_is_no_failure_to_the_outer_one(
         run(agent, path, config=config)
     failures = agent.get_state(config).values["tool_failures"]
     assert [(f["call_id"], f["middleware"]) for f in failures] == [("w1", "outer")]
-
-
-@pytest.mark.parametrize("retry_first", [False, True], ids=["retry inside", "retry outside"])
-def test_a_stop_saved_by_a_tool_call_is_raised_beside_a_model_retry(
-    path: Path, retry_first: bool
-) -> None:
-    # The stop is raised at the start of the next model call. `ModelRetryMiddleware` listed
-    # outside this one meets it as a failed model call: it retries, then answers with its
-    # failure message, and the stop is raised at the run's end all the same. Listed inside,
-    # it never sees it. The guides say to list it inside.
-    from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-    from langchain.agents.middleware import ModelRetryMiddleware
-
-    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
-    retry = ModelRetryMiddleware(max_retries=1, initial_delay=0)
-    sent = Sent()
-    agent: Agent = create_agent(
-        ScriptedChatModel(script=[*PARALLEL_STOP, sent]),
-        tools=[BAD, ok_tool()],
-        middleware=[retry, ours] if retry_first else [ours, retry],
-        checkpointer=InMemorySaver(),
-    )
-
-    with pytest.raises(ToolErrorBudgetExceeded) as spent:
-        run(agent, path, {"messages": [HumanMessage("go")]}, CONFIG)
-
-    assert (spent.value.tool, spent.value.count) == ("bad", 2)
-    assert sent.conversation == []  # the model was never called after the stop
-    last = state_of(agent, CONFIG)["messages"][-1]
-    assert isinstance(last, AIMessage) == retry_first  # the retry's failure message
-    assert ("ToolErrorBudgetExceeded" in last.text) == retry_first

@@ -15,9 +15,8 @@ from typing import Any, Literal
 
 import pytest
 from langchain.agents.middleware import HumanInTheLoopMiddleware
-from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import StructuredTool
 from langgraph import errors as langgraph_errors
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -28,7 +27,6 @@ from langchain_tool_errors import (
     ErrorBudget,
     InnerMiddlewareError,
     Route,
-    ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
     ToolFailure,
 )
@@ -239,44 +237,3 @@ def test_the_review_s_note_of_an_edit_that_fails_is_kept_only_with_the_review_fi
     noted = 'Executed instead: weather with arguments {"query": "Oslo"}' in w1.text
     assert noted == (order == "review first")
     assert [(f["call_id"], f["kind"]) for f in told][:1] == [("w1", "exception")]
-
-
-@pytest.mark.parametrize("decision", DECISIONS)
-def test_a_stop_met_in_a_reply_leaves_its_reviewed_call_one_answer_and_unrun(
-    mode: Mode, path: Path, order: str, decision: str
-) -> None:
-    # A reply of a cut-short call, which spends a "stop" budget, and a reviewed call. The
-    # stop is met in the model call's step, before the review: the person may be asked
-    # about the reviewed call, which then never runs; whatever they decide, it has one
-    # answer, and the run stops.
-    runs: list[str] = []
-
-    def weather(query: str = "") -> str:
-        runs.append(query)
-        return f"sunny in {query}"
-
-    def cut(call_id: str) -> InvalidToolCall:
-        return InvalidToolCall(
-            name="weather", args='{"query": ', id=call_id, error="cut", type="invalid_tool_call"
-        )
-
-    replies = [
-        AIMessage("", invalid_tool_calls=[cut("m1")]),
-        AIMessage(
-            "", tool_calls=[call("weather", "w2", query="Oslo")], invalid_tool_calls=[cut("m2")]
-        ),
-    ]
-    told: list[ToolFailure] = []
-    review = HumanInTheLoopMiddleware(interrupt_on={"weather": True}, interrupt_mode=mode)
-    ours = reporting(told, ErrorBudget(per_tool=1))
-    script = [*replies, AIMessage("done")]
-    tool = StructuredTool.from_function(weather, name="weather", description="The weather.")
-    agent = agent_of([tool], stacked(order, review, ours), script, InMemorySaver())
-
-    with pytest.raises(ToolErrorBudgetExceeded) as spent:
-        run_to_end(agent, path, mode, [DECISIONS[decision]])
-
-    assert (spent.value.kind, spent.value.count) == ("malformed_call", 2)
-    assert runs == []
-    messages = agent.get_state({"configurable": {"thread_id": "t"}}).values["messages"]
-    assert answer_counts(messages) == {"m1": 1, "m2": 1, "w2": 1}

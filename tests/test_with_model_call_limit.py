@@ -1,17 +1,16 @@
 """`ModelCallLimitMiddleware` beside this middleware: replies of only malformed calls.
 
-A watching middleware answers a reply of only malformed calls in the model call's own
-step, and sends the run back to the model from its hook at the run's end
-(`jump_to="model"`). Every middleware's hooks around the model run for each such call, so
-the limit counts every model call, listed before or after this middleware, and ends the
-run at its limit.
+A watching middleware sends a reply of only malformed calls back to the model from its hook
+after the model (`jump_to="model"`), and LangGraph then skips the hooks after the model of
+every middleware listed before it. The limit counts model calls in its hook after the
+model: listed after this middleware, it counts every call and ends the run at its limit;
+listed before, the calls this middleware sent back are not counted.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware, ModelCallLimitMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall
@@ -52,14 +51,11 @@ def replies(messages: list[BaseMessage]) -> list[AIMessage]:
     return [m for m in messages if isinstance(m, AIMessage)]
 
 
-@pytest.mark.parametrize("limit_first", [False, True], ids=["limit inside", "limit outside"])
-def test_the_limit_counts_every_model_call_wherever_it_is_listed(
-    path: Path, limit_first: bool
-) -> None:
+def test_listed_after_this_one_the_limit_counts_every_model_call(path: Path) -> None:
     told: list[ToolFailure] = []
     ours = ToolErrorMiddleware(report_type_only, listeners=[told.append])
     limit = ModelCallLimitMiddleware(run_limit=2, exit_behavior="end")
-    agent = agent_of([limit, ours] if limit_first else [ours, limit], [Repeat(only_malformed(0))])
+    agent = agent_of([ours, limit], [Repeat(only_malformed(0))])
 
     result = run(agent, path)
 
@@ -70,3 +66,16 @@ def test_the_limit_counts_every_model_call_wherever_it_is_listed(
     assert not last.invalid_tool_calls
     assert "limit" in last.text
     assert [f["kind"] for f in told] == ["malformed_call", "malformed_call"]
+
+
+def test_listed_before_this_one_the_calls_sent_back_are_not_counted(path: Path) -> None:
+    ours = ToolErrorMiddleware(report_type_only, listeners=[lambda failure: None])
+    limit = ModelCallLimitMiddleware(run_limit=2, exit_behavior="end")
+    script: list[ScriptStep | Repeat] = [only_malformed(i) for i in range(4)]
+    agent = agent_of([limit, ours], [*script, AIMessage("done")])
+
+    result = run(agent, path)
+
+    # Five model calls with a limit of two: the four sent back were never counted.
+    assert len(replies(result["messages"])) == 5
+    assert result["messages"][-1].text == "done"

@@ -163,12 +163,12 @@ def test_a_blocking_pii_middleware_stops_the_run_and_the_checkpoint_keeps_the_re
 
 
 @pytest.mark.parametrize("order", ORDERS)
-def test_a_reply_of_only_malformed_calls_is_redacted_wherever_pii_is_listed(
+def test_a_reply_of_only_malformed_calls_is_redacted_where_pii_is_listed_after_ours(
     path: Path, order: Order
 ) -> None:
-    # Ours answers such a reply in the model call's own step and sends the run back to the
-    # model from its hook at the run's end, so every hook after the model reads the reply
-    # first: the PII middleware redacts it, listed before or after ours.
+    # Ours sends such a reply back to the model from its hook after the model, and LangGraph
+    # skips the hooks after the model of the middleware listed before it: listed there, the
+    # PII middleware never reads the reply.
     pii = PIIMiddleware("email", strategy="redact", apply_to_output=True)
     mine = ToolErrorMiddleware(report_type_only, listeners=[lambda failure: None])
     cut = InvalidToolCall(
@@ -184,4 +184,4 @@ def test_a_reply_of_only_malformed_calls_is_redacted_wherever_pii_is_listed(
     first = next(m for m in result["messages"] if isinstance(m, AIMessage))
     assert first.invalid_tool_calls  # the reply, sent back: the model was called again
     assert result["messages"][-1].text == "done"
-    assert EMAIL not in first.text
+    assert (EMAIL in first.text) == (order == "pii outside")

@@ -247,11 +247,10 @@ def test_each_middleware_meets_a_block_once_with_the_call_and_the_runs_state(pat
         else asyncio.run(agent.ainvoke(question, context=caller))
     )
 
-    # Each middleware met the limit's block of e3 once; not the stray answer, not e2's. Each
-    # tells its listeners once the model has answered, on the way out: the inner one first.
+    # Each middleware met the limit's block of e3 once; not the stray answer, not e2's.
     assert [(f["middleware"], f["call_id"], f["kind"]) for f in told] == [
-        ("second", "e3", "inner_middleware"),
         ("first", "e3", "inner_middleware"),
+        ("second", "e3", "inner_middleware"),
     ]
     [(failure, request)] = seen.given
     assert (failure.tool, dict(failure.args), failure.text) == (

@@ -293,12 +293,7 @@ def test_an_outer_retrys_answer_to_a_failure_ours_declined_is_an_inner_middlewar
         *[("c2", kind, outcome) for _, kind, outcome in propagated],
         ("c2", "inner_middleware", "stopped"),
     ]
-    # The stop was met before the model, so it was raised at once: its step wrote nothing,
-    # and its record entry is the exception's (running the thread again meets it again).
     assert record_view(agent.get_state(config).values["tool_failures"]) == [
         ("c1", "inner_middleware", INNER, None, "answered"),
-    ]
-    assert stopped.value.failure is not None
-    assert record_view([stopped.value.failure]) == [
-        ("c2", "inner_middleware", INNER, None, "stopped")
+        ("c2", "inner_middleware", INNER, None, "stopped"),
     ]

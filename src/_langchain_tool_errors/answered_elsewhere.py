@@ -13,8 +13,9 @@ failure. Each mark names its step (the reply's message id) with the call's id: a
 give the calls of every reply the same ids ("call_0" each time, as some OpenAI-compatible
 servers do), and a mark of an earlier step must not hide a later answer.
 
-The same marks name the malformed calls each middleware met after the model, in the
-model call's own step.
+The same marks name the malformed calls each middleware met in its hook after the model:
+when a hook listed inside it sends the run straight back to the model, LangGraph skips the
+rest, and the middleware meets the calls it missed before the next model call instead.
 """
 
 from __future__ import annotations

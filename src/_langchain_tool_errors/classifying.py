@@ -148,17 +148,6 @@ def last_reply(state: Mapping[str, Any]) -> tuple[AIMessage | None, frozenset[st
     return None, frozenset()
 
 
-def answer_to(state: Mapping[str, Any], call_id: str) -> ToolMessage | None:
-    """The answer to a call of the model's last reply, if it has one (see `last_reply`)."""
-    messages: Sequence[object] = state.get("messages") or ()
-    for message in reversed(messages):
-        if not isinstance(message, ToolMessage):
-            return None
-        if message.tool_call_id == call_id:
-            return message
-    return None
-
-
 MALFORMED_TEXT = (
     "The call to `{tool}` could not be run: its arguments were malformed or cut short. "
     "Send the call again with complete JSON arguments."

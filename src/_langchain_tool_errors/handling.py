@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
-from langchain_core.messages import AnyMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.asked_by import asked_by
@@ -118,15 +118,3 @@ def replaced(message: ToolMessage, answer: Answer) -> ToolMessage:
     """
     argument, content = answer
     return message.model_copy(update={"content": require_content(argument, content, None)})
-
-
-def replacing(messages: list[AnyMessage], ours: list[ToolMessage]) -> list[AnyMessage]:
-    """`messages` with our answers: each with an id in place of the message it replaces.
-
-    The others (new answers) come after them.
-    """
-    if not ours:
-        return messages
-    by_id = {m.id: m for m in ours if m.id is not None}
-    kept: list[AnyMessage] = [by_id.get(m.id, m) if m.id else m for m in messages]
-    return [*kept, *(m for m in ours if m.id is None)]

@@ -12,41 +12,28 @@ the hook returns. The sync and async hooks drive the same life (`effects.run`,
    no route takes, or whose handler declines, goes on up and is told so; a handler that
    fails goes on up too. A failure that is not an exception keeps its own message;
 4. count and record (`settling.py`), then tell the listeners (`Tell`).
-
-A model call's step has two lives: `before_the_model` (a saved stop raised, the answers
-other middleware wrote met) and `after_the_model` (the reply repaired, its malformed calls
-met). Together they do, in the model call's own step, what would otherwise take a graph
-node before and after every model call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
-from langgraph.types import Command
+from langgraph.types import Command, Overwrite
 
 from _langchain_tool_errors.answered_elsewhere import answered_elsewhere
 from _langchain_tool_errors.asked_by import note_replies
-from _langchain_tool_errors.classifying import (
-    answer_to,
-    classify,
-    last_reply,
-    malformed,
-    malformed_calls,
-    standing_request,
-)
+from _langchain_tool_errors.classifying import classify, malformed_calls
 from _langchain_tool_errors.control_flow import GraphBubbleUp, is_invalid_resume
 from _langchain_tool_errors.effects import Life, Tell
 from _langchain_tool_errors.failures import ReportedFailure
-from _langchain_tool_errors.handling import fresh, replaced, replacing, sendable
+from _langchain_tool_errors.handling import fresh, replaced, sendable
 from _langchain_tool_errors.inner_commands import answered_inside, put_back
-from _langchain_tool_errors.marking import sent
 from _langchain_tool_errors.pausing import (
     Release,
     answered_by_person,
@@ -61,26 +48,16 @@ from _langchain_tool_errors.repeats import Rerun
 from _langchain_tool_errors.route_table import RouteHandlers
 from _langchain_tool_errors.settling import (
     Settled,
+    back_to_the_model,
     conclude,
     is_closed,
     settle,
     settled_closed,
     stopped,
 )
-from _langchain_tool_errors.state import (
-    COUNTS_KEY,
-    SETTLED_KEY,
-    STOPS_KEY,
-    BudgetStop,
-    applied,
-    merged,
-    met,
-    pending_key,
-    rewritten,
-    step_of,
-)
-from _langchain_tool_errors.stopping import raise_stop, stopped_answer
-from _langchain_tool_errors.tool_calls import id_of, tool_name
+from _langchain_tool_errors.state import COUNTS_KEY, SETTLED_KEY, met, step_of
+from _langchain_tool_errors.stopping import raise_stop
+from _langchain_tool_errors.tool_calls import id_of
 
 
 def after_exception(
@@ -139,10 +116,6 @@ def before_running(
     by its route without running the tool, or, where no route answers it, runs as a
     `Rerun` (a success forgets its failures). `None`: the call runs as it is.
     """
-    stops: Mapping[str, BudgetStop] | None = request.state.get(STOPS_KEY)
-    kept = None if not stops else stops.get(plan.name)
-    if kept is not None:  # the step before stopped the run: no call of its reply runs
-        return settled_closed(stopped_answer(kept, id_of(request), tool_name(request)), request)
     closing = plan.closing
     if closing is not None and closing.closing_key in (request.state.get(COUNTS_KEY) or ()):
         closed = closing.answer_closed(request)  # a closed tool's call never runs
@@ -173,202 +146,101 @@ def before_running(
     return (yield from _finish(plan, made, repeated, request, route))
 
 
-class BeforeTheModel(NamedTuple):
-    """What the part before a model call hands the model, and the part after it."""
+def before_model(
+    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
+) -> Life[dict[str, Any] | None]:
+    """Stop the run if a budget was spent; else settle the step the model will read.
 
-    request: ModelRequest[Any]
-    """The request as the model reads it: answers replaced or added, errors marked."""
-    messages: list[ToolMessage]
-    """This middleware's answers written before the reply, in order."""
-    update: dict[str, Any]
-    """The rest of what the part before writes: counts, marks, holds, records."""
-    records: list[ToolFailure]
-    """Its failures' records, told once the model has answered."""
-
-
-def before_the_model(
-    plan: Plan, request: ModelRequest[Any], provider: Provider
-) -> Life[BeforeTheModel]:
-    """Raise a saved stop; settle the step the model will read; mark what it is sent.
-
-    A stop saved by the step before (a tool call spent a "stop" budget) is raised now that
-    the step is saved. A watching middleware then puts the step's failures in a row in
-    call order (`Accounts.in_call_order`) and meets the error answers to the model's last
-    reply that it did not settle: those another middleware wrote (a limit, a person's
-    review, one that answers a call itself), each a failure of the kind
-    `"inner_middleware"`, and a malformed call of a tool it holds, which pauses the run
-    here, before the model reads the answer it was given. A budget they spend stops the
-    run at once: a failed step writes nothing, and running the thread again meets the same
-    answers and the same stop.
+    A budget spent in the step before is raised here, now that the step is saved. The
+    step's failures in a row are put in call order with its successes
+    (`Accounts.in_call_order`). A middleware that watches replies first meets the
+    malformed calls of the model's last reply that its hook after the model missed: a
+    hook listed inside it sent the run back to the model, and LangGraph skipped the rest.
+    The error answers to that reply that this middleware did not settle were written by
+    another middleware (a limit, a person's review, one that answers a call itself): each
+    goes through the stages as a failure of the kind `"inner_middleware"`.
 
     Raises:
         ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
     """
-    state: Mapping[str, Any] = request.state
-    messages: list[ToolMessage] = []
-    update: dict[str, Any] = {}
-    records: list[ToolFailure] = []
-    if plan.watches:
-        raise_stop(plan.name, state)
-        runtime = request.runtime
-        accounts = plan.accounts
-        ordered = None if accounts is None else accounts.in_call_order(state)
-        found = yield from _pending_malformed(plan, state, runtime)
-        for failure, call, message in answered_elsewhere(state, runtime, plan.name):
-            if plan.ignores(call) or is_closed(plan, call, state):
-                continue
-            route = plan.table.route(failure, call)
-            # Only a route's new text replaces the answer; else it stays as it was written.
-            answer = None
-            if route is not None:
-                answer = yield from _answered(plan, route, failure, call, message)
-            found.append(Settled(failure, call, answer, _position(route), message.id))
-        if found:
-            settled_now, records = settle(plan, state, found, ordered)
-            update = settled_now or {}
-            if STOPS_KEY in update:
-                yield from _told(plan, records)
-                raise_stop(plan.name, update)
-            messages = update.pop("messages", [])
-        elif ordered is not None:
-            update = {COUNTS_KEY: rewritten(state.get(COUNTS_KEY) or {}, ordered)}
-    read = replacing(request.messages, messages)
-    marked = sent(read, provider, plan.error_prefix)
-    read = read if marked is None else marked
-    if read is not request.messages:
-        request = request.override(messages=read)
-    return BeforeTheModel(request, messages, update, records)
-
-
-def after_the_model(
-    plan: Plan,
-    before: BeforeTheModel,
-    response: ModelResponse[Any],
-    request: ModelRequest[Any],
-    provider: Provider,
-) -> Life[ModelResponse[Any] | ExtendedModelResponse[Any]]:
-    """The model's response, with what this middleware writes in the model call's step.
-
-    The calls of the reply `repair=` corrects are corrected; a watching middleware
-    counts, records and answers the reply's malformed calls (a reply of only malformed
-    calls goes back to the model from `after_agent`, see `settling.sent_back`). A budget
-    they spend answers them with the stop and keeps it in the state: the reply's valid
-    calls are answered with it as they come to run, and the stop is raised once the step
-    is saved. The answers written before the reply come first in the response.
-    """
-    note_replies(response, provider)  # a failure of its calls is checked against it
-    records = list(before.records)
-    update = dict(before.update)
-    repair = plan.repair
-    fixed = (
-        None
-        if repair is None
-        else repaired(repair, plan.recorder, plan.tool_names, response, request)
-    )
-    if fixed is not None:
-        corrected, repairs = fixed
-        records += repairs
-        if isinstance(corrected, ExtendedModelResponse):
-            update = merged(update, corrected.command.update if corrected.command else None)
-            corrected = corrected.model_response
-        response = corrected
-    answers: list[ToolMessage] = []
-    if plan.replies:
-        state = applied(request.state, update)
-        state["messages"] = [
-            *replacing(request.state["messages"], before.messages),
-            *(m for m in before.messages if m.id is None),
-            *response.result,
-        ]
-        found, provisional, pending = yield from _malformed_of_reply(plan, state, request.runtime)
-        settled_now, more = settle(plan, state, found)
-        if pending:
-            settled_now = merged(settled_now or {}, {SETTLED_KEY: pending})
-        records += more
-        if settled_now is not None and COUNTS_KEY in settled_now and COUNTS_KEY in update:
-            # One write of the counts for the step: from the state it started from.
-            final = applied(state, {COUNTS_KEY: settled_now[COUNTS_KEY]})[COUNTS_KEY]
-            begun: Mapping[str, Any] = request.state
-            started: Mapping[str, int] = begun.get(COUNTS_KEY) or {}
-            settled_now[COUNTS_KEY] = rewritten(started, final)
-            del update[COUNTS_KEY]
-        update = merged(update, settled_now)
-        answers = [*provisional, *update.pop("messages", [])]
-    yield from _told(plan, records)
-    result = [*before.messages, *response.result, *answers]
-    if len(result) == len(response.result) and not update:
-        return response
-    shown = ModelResponse(result=result, structured_response=response.structured_response)
-    if not update:
-        return shown
-    return ExtendedModelResponse(model_response=shown, command=Command(update=update))
-
-
-def _malformed_of_reply(
-    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
-) -> Life[tuple[list[Settled], list[ToolMessage], dict[str, int]]]:
-    """The reply's malformed calls this middleware takes and has not met, each routed.
-
-    A call of a tool it holds is the tool's next call: it is answered with its own text
-    for now and marked pending, not counted, and the run pauses before the model reads
-    that answer (see `_pending_malformed`).
-    """
-    found: list[Settled] = []
-    provisional: list[ToolMessage] = []
-    pending: dict[str, int] = {}
-    holding = plan.holding
-    step = step_of(state)
-    for failure, call in malformed_calls(state, runtime):
-        if plan.ignores(call):
+    raise_stop(plan.name, state)
+    accounts = plan.accounts
+    ordered = None if accounts is None else accounts.in_call_order(state)
+    found = yield from unmet_malformed(plan, state, runtime)
+    for failure, request, message in answered_elsewhere(state, runtime, plan.name):
+        if plan.ignores(request) or is_closed(plan, request, state):
             continue
-        if holding is not None and holding.held(call) is not None:
-            call_id = id_of(call)
-            text = failure.text
-            provisional.append(
-                ToolMessage(text, tool_call_id=call_id, name=failure.tool, status="error")
-            )
-            pending[pending_key(plan.name, step, call_id)] = 1
-            continue
-        route = plan.table.route(failure, call)
+        route = plan.table.route(failure, request)
+        # Only a route's new text replaces the answer; else it stays as it was written.
         answer = None
         if route is not None:
-            answer = yield from _answered(plan, route, failure, call)
-        found.append(Settled(failure, call, answer, _position(route), None))
-    return found, provisional, pending
+            answer = yield from _answered(plan, route, failure, request, message)
+        found.append(Settled(failure, request, answer, _position(route), message.id))
+    if not found:
+        return None if ordered is None else {COUNTS_KEY: Overwrite(ordered)}
+    update, records = settle(plan, state, found, ordered)
+    yield from _told(plan, records)
+    return update
 
 
-def _pending_malformed(
+def after_model(
+    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
+) -> Life[dict[str, Any] | None]:
+    """Count, record and answer the model's malformed calls.
+
+    A reply with no call but malformed ones goes back to the model in the same run:
+    `create_agent` would otherwise end the run with it, an empty answer.
+    """
+    found = yield from unmet_malformed(plan, state, runtime)
+    update, records = settle(plan, state, found)
+    yield from _told(plan, records)
+    return back_to_the_model(state, found, update)
+
+
+def repaired_reply(
+    plan: Plan, response: ModelResponse[Any], request: ModelRequest[Any], provider: Provider
+) -> Life[ModelResponse[Any] | ExtendedModelResponse[Any]]:
+    """The model's response, its wrong calls repaired where `repair=` corrects them."""
+    note_replies(response, provider)  # a failure of its calls is checked against it
+    repair = plan.repair
+    if repair is None:
+        return response
+    fixed = repaired(repair, plan.recorder, plan.tool_names, response, request)
+    if fixed is None:
+        return response
+    result, records = fixed
+    yield from _told(plan, records)
+    return result
+
+
+def unmet_malformed(
     plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
 ) -> Life[list[Settled]]:
-    """The last reply's malformed calls this middleware answered for now (marked pending).
+    """The last reply's malformed calls this middleware takes and has not met, each routed.
 
-    Each is met before the model reads its answer: if its tool is still held, the run
-    pauses there for a person (see `settle`); else it is counted as any malformed call.
-    The route's answer, if any, replaces the one it was given.
+    Met after the model; else before the next model call, when a hook after the model
+    listed inside this one sent the run back to the model (a reply of only malformed
+    calls, which another watching middleware of this package sends back) and LangGraph
+    skipped this one's. None for a middleware with no hook after the model.
     """
     found: list[Settled] = []
-    marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
-    if plan.holding is None or not marks:
+    if not plan.replies:
         return found
-    reply, _ = last_reply(state)
-    if reply is None:
-        return found
-    step = step_of(state)
-    for call in reply.invalid_tool_calls:
-        call_id = call.get("id")
-        if not call_id or pending_key(plan.name, step, call_id) not in marks:
+    marks: Mapping[str, int] | None = None  # read at the first call: this runs before
+    step = ""  # every model call, and most replies have no malformed call
+    for failure, request in malformed_calls(state, runtime):
+        if plan.ignores(request):
             continue
-        if met(marks, plan.name, step, call_id):
+        if marks is None:
+            kept: Mapping[str, int] = state.get(SETTLED_KEY) or {}
+            marks, step = kept, step_of(state)
+        if met(marks, plan.name, step, id_of(request)):
             continue
-        failure = malformed(call)
-        request = standing_request(failure.tool, call_id, state, runtime)
-        given = answer_to(state, call_id)
         route = plan.table.route(failure, request)
         answer = None
         if route is not None:
-            answer = yield from _answered(plan, route, failure, request, given)
-        replaces = None if given is None else given.id
-        found.append(Settled(failure, request, answer, _position(route), replaces))
+            answer = yield from _answered(plan, route, failure, request)
+        found.append(Settled(failure, request, answer, _position(route), None))
     return found
 
 

@@ -37,12 +37,13 @@ from _langchain_tool_errors.handler_types import (
 )
 from _langchain_tool_errors.lifecycle import (
     after_exception,
+    after_model,
     after_result,
-    after_the_model,
+    before_model,
     before_running,
-    before_the_model,
+    repaired_reply,
 )
-from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX
+from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, sent
 from _langchain_tool_errors.pausing import Release
 from _langchain_tool_errors.plan import Plan, Shape, compile_plan
 from _langchain_tool_errors.providers import provider_of
@@ -51,7 +52,7 @@ from _langchain_tool_errors.repair import RepairCall
 from _langchain_tool_errors.repeats import Rerun
 from _langchain_tool_errors.route_table import widest
 from _langchain_tool_errors.routes import Route, require_routes
-from _langchain_tool_errors.settling import reset, sent_back
+from _langchain_tool_errors.settling import reset
 from _langchain_tool_errors.state import COUNTS_KEY, SettledState, schema_for
 from _langchain_tool_errors.stopping import raise_stop
 
@@ -405,8 +406,7 @@ class ToolErrorMiddleware(
         # langchain adds a graph node for each of `before_agent`, `before_model`,
         # `after_model` and `after_agent` that a middleware's class defines, so a class
         # exists for each graph a configuration needs (`Plan.shape`), chosen here: users only
-        # ever construct and annotate `ToolErrorMiddleware`. What happens around each model
-        # call runs in `wrap_model_call`, which adds no node.
+        # ever construct and annotate `ToolErrorMiddleware`.
         chosen = _CLASSES[plan.shape]
         if chosen is not type(self):
             object.__setattr__(self, "__class__", chosen)
@@ -698,9 +698,9 @@ class ToolErrorMiddleware(
             ```
         """
         plan, provider = self._plan, provider_of(request.model)
-        before = run(before_the_model(plan, request, provider))
-        response = handler(before.request)
-        return run(after_the_model(plan, before, response, request, provider))
+        messages = sent(request.messages, provider, plan.error_prefix)
+        response = handler(request if messages is None else request.override(messages=messages))
+        return run(repaired_reply(plan, response, request, provider))
 
     @override
     async def awrap_model_call(
@@ -750,9 +750,11 @@ class ToolErrorMiddleware(
             ```
         """
         plan, provider = self._plan, provider_of(request.model)
-        before = await arun(before_the_model(plan, request, provider))
-        response = await handler(before.request)
-        return await arun(after_the_model(plan, before, response, request, provider))
+        messages = sent(request.messages, provider, plan.error_prefix)
+        response = await handler(
+            request if messages is None else request.override(messages=messages)
+        )
+        return await arun(repaired_reply(plan, response, request, provider))
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
     # error; ty reports any narrowed `self` in an override as incompatible with the base.
@@ -911,9 +913,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
 
     `ToolErrorMiddleware.__init__` and `from_routes` give an instance this class when a
     budget is set, a route takes a kind of failure that is not an exception, or failures are
-    recorded or listened to (`Plan.shape`). Its two hooks are the graph nodes of the run's
-    start (counts and record from zero) and end (a stop raised once saved, a reply of only
-    malformed calls sent back to the model); the rest runs in the model call's own step.
+    recorded or listened to (`Plan.shape`). Its hooks are the graph nodes that start a run
+    from zero, settle each step before the model reads it, and raise a stop once saved.
     """
 
     state_schema = SettledState
@@ -929,31 +930,66 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         """A new run starts from zero, on the async path."""
         return reset(self._plan, state)
 
-    # A reply of only malformed calls goes back to the model from here (see `sent_back`).
-    @hook_config(can_jump_to=["model"])
+    # A stop found here ends the run: `after_agent` raises it once this step is saved.
+    @hook_config(can_jump_to=["end"])
     @override
-    def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Stop the run if a budget was spent in its last step: that step is saved now.
+    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Stop the run if a budget was spent; else settle the step the model will read.
 
-        Else send the run back to the model if its last reply held only malformed calls
-        (see `settling.sent_back`).
+        See `lifecycle.before_model`.
+
+        Raises:
+            ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
+        """
+        return run(before_model(self._plan, state, runtime))
+
+    @hook_config(can_jump_to=["end"])
+    @override
+    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """`before_model` on the async path."""
+        return await arun(before_model(self._plan, state, runtime))
+
+    @override
+    def after_agent(self, state: Any, runtime: Runtime[Any]) -> None:
+        """Stop the run if a budget was spent in its last step: that step is saved now.
 
         Raises:
             ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
         """
         raise_stop(self._plan.name, state)
-        return sent_back(self._plan, state, runtime)
 
-    @hook_config(can_jump_to=["model"])
     @override
-    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> None:
         """`after_agent` on the async path."""
         raise_stop(self._plan.name, state)
-        return sent_back(self._plan, state, runtime)
+
+
+class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
+    """A watching middleware that also answers after each model reply.
+
+    Chosen when a budget counts malformed calls (every budget does, unless its `kinds` say
+    otherwise), a route takes malformed calls, or failures are recorded or listened to:
+    malformed calls are seen only in the model's reply, never in a tool call.
+    """
+
+    # A stop found here ends the run: `after_agent` raises it once this step is saved. A
+    # reply of only malformed calls goes back to the model, which reads their answers.
+    @hook_config(can_jump_to=["end", "model"])
+    @override
+    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Count, record and answer the model's malformed calls (see `lifecycle.after_model`)."""
+        return run(after_model(self._plan, state, runtime))
+
+    @hook_config(can_jump_to=["end", "model"])
+    @override
+    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """The same answers on the async path."""
+        return await arun(after_model(self._plan, state, runtime))
 
 
 _CLASSES: dict[Shape, type[ToolErrorMiddleware[Any, Any, Any]]] = {
     "plain": ToolErrorMiddleware,
     "watching": _WatchingToolErrorMiddleware,
+    "replying": _ReplyingToolErrorMiddleware,
 }
 """The class of each graph shape: langchain makes a node of each model and agent hook."""

@@ -32,13 +32,14 @@ from _langchain_tool_errors.route_table import RouteTable, except_clause, select
 from _langchain_tool_errors.routes import Route
 from _langchain_tool_errors.tool_calls import tool_name
 
-Shape: TypeAlias = Literal["plain", "watching"]
+Shape: TypeAlias = Literal["plain", "watching", "replying"]
 """The graph a middleware needs, by the hooks langchain makes nodes of:
 
 - `"plain"`: the tool-call and model-call hooks only, which add no node;
-- `"watching"`: also a hook at the run's start (counts and record from zero) and one at
-  its end (a stop found in the last step, raised once that step is saved). What happens
-  around each model call runs inside the model call's own step (`wrap_model_call`).
+- `"watching"`: also a hook at the run's start (counts and record from zero), before each
+  model call (a stop raised once its step is saved; answers written elsewhere) and at the
+  run's end (a stop of the last step);
+- `"replying"`: also a hook after each model reply (its malformed calls).
 """
 
 
@@ -135,7 +136,6 @@ def compile_plan(
     accounts = Accounts(checked_name, checked_budget, routes) if any(budgets) else None
     repeats = Repeats.of(checked_name, routes)
     shape: Shape = "plain"
-    replies = False
     if any(budgets) or selects_reported(routes) or records:
         # Malformed calls are seen only in the model's reply, never in a tool call: a
         # record sees them, and so does a budget or a route that takes them.
@@ -148,7 +148,7 @@ def compile_plan(
                 for taken in route.exceptions
             )
         )
-        shape = "watching"
+        shape = "replying" if replies else "watching"
     return Plan(
         name=checked_name,
         routes=routes,
@@ -163,7 +163,7 @@ def compile_plan(
         repair=checked_repair,
         shape=shape,
         watches=shape != "plain",
-        replies=replies,
-        looks=repeats is not None or accounts is not None,
+        replies=shape == "replying",
+        looks=repeats is not None or (accounts is not None and (accounts.closes or accounts.holds)),
         sync_capable=all(route.on_error is not None for route in routes),
     )

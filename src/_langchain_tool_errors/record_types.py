@@ -21,8 +21,7 @@ FailureOutcome: TypeAlias = Literal["answered", "told", "held", "stopped", "prop
   read the failure as usual, and the tool's next call pauses the run for a person.
 - `"stopped"`: an `ErrorBudget` was spent by this failure and stopped the run with
   `ToolErrorBudgetExceeded`. Where a person stopped the run at an "interrupt" budget's
-  pause before a tool call, the failure that spent it has this entry after its `"held"`
-  one.
+  pause, the failure that spent it has this entry after its `"held"` one.
 - `"propagated"`: the exception went on up, as no route took it or its route's handler
   returned `None` or failed.
 - `"repaired"`: the call was corrected by `repair=` before any tool ran, and the corrected

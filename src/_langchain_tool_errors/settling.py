@@ -15,11 +15,10 @@ from typing import Any, NamedTuple
 
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
 from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
-from _langchain_tool_errors.classifying import last_reply, standing_request
+from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.failures import InnerMiddlewareError, MalformedToolCall, ReportedFailure
 from _langchain_tool_errors.pausing import asked_of, person_s_answer, released, stopped_by_person
 from _langchain_tool_errors.plan import Plan
@@ -35,7 +34,6 @@ from _langchain_tool_errors.state import (
     HeldTool,
     given,
     own,
-    rewritten,
     set_to,
     settled,
     settled_key,
@@ -172,13 +170,13 @@ def settle(
 ) -> tuple[dict[str, Any] | None, list[ToolFailure]]:
     """Count and record failures met in a model hook, then answer them.
 
-    Malformed calls (after the model, or before the next one for a call of a held tool)
-    and answers written elsewhere (before it). A malformed call no route answered is left
-    to `create_agent`, which answers it before the next model call, unless a "tell" budget
-    it spent answers it; an answer written elsewhere is replaced (keeping its id) only by
-    a route's or a budget's. A "stop" budget one of them spends answers it, and the
-    malformed calls after it, with the stop, which goes into the state (the reply's valid
-    calls are answered with it as they come to run). A failed call of a tool an
+    Malformed calls (after the model, or before the next model call when a hook listed
+    inside sent the run back to it) and answers written elsewhere (before it). A
+    malformed call no route answered is left to `create_agent`, which answers it before
+    the next model call, unless a "tell" budget it spent answers it; an answer written
+    elsewhere is replaced (keeping its id) only by a route's or a budget's. A "stop"
+    budget one of them spends answers it, and every call of the reply still unanswered,
+    with the stop, and ends the run, which `after_agent` stops. A failed call of a tool an
     "interrupt" budget holds is that tool's next call: the run pauses for the person's
     decision before the failure is counted.
 
@@ -229,12 +227,13 @@ def settle(
             if recorder is not None and stop.failure is not None:
                 records.append(stop.failure)
             left = [(r.request, r.replaces) for r in found[index:]]
-            stopped = stopped_answers(plan.name, stop, left, by_person=by_person)
+            stopped = stopped_answers(plan.name, stop, state, left, by_person=by_person)
             messages += stopped
             for answered in stopped:  # this middleware's own answers now
                 marks.update(own(step, answered.tool_call_id))
             kept: BudgetStop = stop_of(stop, id_of(request))
             update[STOPS_KEY] = {plan.name: kept}
+            update["jump_to"] = "end"
             break
         answer = told or answer
         if hold is not None:
@@ -252,7 +251,7 @@ def settle(
     if messages:
         update["messages"] = messages
     if ordered is not None:  # the whole counts, releases and this hook's failures in them
-        update[COUNTS_KEY] = rewritten(state.get(COUNTS_KEY) or {}, counts)
+        update[COUNTS_KEY] = Overwrite(counts)
     else:
         for key in started_again:  # the count a person's "go on" reset, and what came after
             increments[key] = set_to(counts.get(key, 0))
@@ -323,29 +322,17 @@ def reset(plan: Plan, state: Mapping[str, Any]) -> dict[str, Any]:
     return update
 
 
-def sent_back(plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-    """At the run's end: back to the model, if its last reply held only malformed calls.
+def back_to_the_model(
+    state: Mapping[str, Any], found: list[Settled], update: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """`update`, sending the run back to the model if its reply held only malformed calls.
 
-    Only when this middleware met one of them, or holds its tool (a call of a tool it
-    leaves alone is langchain's to answer): the model reads their answers and tries again,
-    in the same run. The model call's step cannot send the run back itself: every
-    middleware of this package in the agent writes in that one step, and LangGraph takes
-    one `jump_to` a step.
+    Only when this middleware met one of them (a call of a tool it leaves alone is
+    langchain's to answer) and no budget stopped the run.
     """
-    reply, answered = last_reply(state)
-    if reply is None or reply.tool_calls or not reply.invalid_tool_calls:
-        return None
-    marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
-    step = step_of(state)
-    holding = plan.holding
-    for call in reply.invalid_tool_calls:
-        call_id = call.get("id")
-        if not call_id:
-            continue
-        if settled_key(plan.name, step, call_id) in marks:
-            return {"jump_to": "model"}
-        if holding is not None and call_id in answered:
-            standing = standing_request(call.get("name") or "", call_id, state, runtime)
-            if holding.held(standing) is not None:
-                return {"jump_to": "model"}
-    return None
+    if not found or (update is not None and "jump_to" in update):
+        return update
+    reply, _ = last_reply(state)
+    if reply is None or reply.tool_calls:
+        return update
+    return {**(update or {}), "jump_to": "model"}

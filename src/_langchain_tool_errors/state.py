@@ -11,7 +11,7 @@ reducer. The stages import what they read and write from here; none defines a ke
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import AgentState, OmitFromInput, PrivateStateAttr
@@ -19,7 +19,6 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 # pydantic reads `HeldTool` inside `BudgetPause`, and takes only typing_extensions'
 # TypedDict on Python 3.11.
-from langgraph.types import Overwrite
 from typing_extensions import TypedDict
 
 # The base of the stages: neither `budget` nor `classifying` may import this module.
@@ -59,29 +58,8 @@ def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[s
         return current or {}
     merged = dict(current or {})
     for key, value in update.items():
-        if value == REMOVED:
-            merged.pop(key, None)
-        else:
-            merged[key] = -value - 1 if value < 0 else merged.get(key, 0) + value
+        merged[key] = -value - 1 if value < 0 else merged.get(key, 0) + value
     return merged
-
-
-REMOVED = -(2**62)
-"""The value that removes a count: a mark whose work is done (see `rewritten`)."""
-
-
-def rewritten(current: Mapping[str, int], wanted: Mapping[str, int]) -> dict[str, int]:
-    """The update that turns the counts `current` into `wanted`, and writes nothing else.
-
-    A model call's step writes its counts this way, each key set or removed: every
-    middleware of this package in the agent writes in that one step, and LangGraph takes
-    only one `Overwrite` of a key a step.
-    """
-    update = dict.fromkeys((key for key in current if key not in wanted), REMOVED)
-    for key, value in wanted.items():
-        if current.get(key) != value:
-            update[key] = set_to(value)
-    return update
 
 
 # A budget's stop, kept until it is raised (see `stopping.py`).
@@ -156,14 +134,6 @@ def settled_key(name: str, step: str, call_id: str) -> str:
     middleware before the next model call.
     """
     return f"{name}\x00{_mark(step, call_id)}"
-
-
-def pending_key(name: str, step: str, call_id: str) -> str:
-    """The key that marks a malformed call of a tool the middleware `name` holds.
-
-    Answered for now, it is met before the next model call, where the run pauses.
-    """
-    return f"{name}\x00pending\x00{_mark(step, call_id)}"
 
 
 def settled(step: str, call_id: str) -> dict[str, int]:
@@ -275,54 +245,6 @@ def add_failures(current: list[ToolFailure] | None, update: list[ToolFailure]) -
     if not update:
         return current or []
     return [*(current or ()), *update]
-
-
-# A model call's step writes what comes before the model and what comes after it as one
-# update: the part after reads the state as the part before left it.
-
-_REDUCERS: dict[str, Callable[[Any, Any], Any]] = {
-    COUNTS_KEY: add_counts,
-    STOPS_KEY: keep_first_stops,
-    SETTLED_KEY: add_counts,
-    PAUSES_KEY: hold_or_release,
-    FAILURES_KEY: add_failures,
-}
-
-
-def applied(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
-    """`state` with `update` written through the reducers, as LangGraph would write it."""
-    result = dict(state)
-    for key, value in update.items():
-        if isinstance(value, Overwrite):
-            result[key] = value.value
-            continue
-        reducer = _REDUCERS.get(key)
-        result[key] = value if reducer is None else reducer(result.get(key), value)
-    return result
-
-
-def merged(first: dict[str, Any], second: Mapping[str, Any] | None) -> dict[str, Any]:
-    """One update that writes `first`, then `second` (which read the state `first` left).
-
-    A key `second` overwrites, or one `first` does not write, is `second`'s; records and
-    messages follow each other; marks and holds join, `second`'s winning. Counts are not
-    joined here: the step writes them once, `rewritten` from the state it started from.
-    """
-    if not second:
-        return first
-    result = dict(first)
-    for key, value in second.items():
-        old: Any = result.get(key)
-        if old is None or isinstance(value, Overwrite) or key == "jump_to":
-            result[key] = value
-        elif key in (FAILURES_KEY, "messages"):
-            result[key] = [*old, *value]
-        elif key == STOPS_KEY:
-            result[key] = keep_first_stops(old, value)
-        else:
-            marks: dict[str, Any] = old
-            result[key] = {**marks, **value}
-    return result
 
 
 # The schemas. LangGraph takes the last callable in `Annotated` as the reducer, so it comes

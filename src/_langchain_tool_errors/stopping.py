@@ -5,15 +5,11 @@ spent. Raising there would throw away everything the step wrote (the results of 
 beside the stopping one, the failure that stopped it in the record) and leave the model's
 calls without answers, which providers refuse on the thread's next input. Instead the
 stopping call is answered with a text saying a budget stopped the run, the stop is written
-to the agent state beside the step's other results, and the middleware raises
-`ToolErrorBudgetExceeded` from what the state says at the start of the next model call
-(before the model is called) or at the run's end (`after_agent`). The step's results are
-then in the checkpoint, and the next input on the thread starts from a conversation in which
-every call has exactly one answer.
-
-One stop is raised at once: one met at the start of a model call, where answers another
-middleware wrote spend the budget, or a person stops the run at a pause. That step writes
-nothing; the exception carries the failure, and running the thread again meets it again.
+to the agent state beside the step's other results, and the middleware's next hook
+(`before_model`, before the model can be called again, or `after_agent` at the run's end)
+raises `ToolErrorBudgetExceeded` from what the state says. The step's results are then in the
+checkpoint, and the next input on the thread starts from a conversation in which every call
+has exactly one answer.
 """
 
 from __future__ import annotations
@@ -29,6 +25,7 @@ from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
+from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.record_types import ToolFailure
 from _langchain_tool_errors.state import STOPS_KEY, BudgetStop, HeldTool
 from _langchain_tool_errors.tool_calls import id_of, tool_name
@@ -128,6 +125,7 @@ def raise_stop(name: str, state: Mapping[str, Any]) -> None:
 def stopped_answers(
     name: str,
     stop: ToolErrorBudgetExceeded,
+    state: Mapping[str, Any],
     left: Sequence[tuple[ToolCallRequest, str | None]],
     *,
     by_person: bool = False,
@@ -136,11 +134,10 @@ def stopped_answers(
 
     `left` holds the stopping call, then the failures met after it, each with the id of
     the answer written for it elsewhere (`None` for a malformed call). Answered: the
-    stopping call and the malformed calls after it. The reply's valid calls are answered
-    as they come to run (`lifecycle.before_running`), after any hook after the model (a
-    person's review) has had them. A call answered elsewhere keeps that answer, the
-    stopping one too when such an answer spends the budget. `by_person`: a person stopped
-    the run at the stopping call's pause, and each answer says so.
+    stopping call and the malformed calls after it, then the reply's valid calls that
+    nothing has answered; none of them runs. A call answered elsewhere keeps that answer,
+    the stopping one too when such an answer spends the budget. `by_person`: a person
+    stopped the run at the stopping call's pause, and each answer says so.
     """
     (first, replaces), rest = left[0], left[1:]
     stopping = id_of(first)
@@ -154,6 +151,11 @@ def stopped_answers(
         for request, replaces in rest
         if replaces is None  # an answer written elsewhere stays its call's one answer
     ]
+    reply, answered = last_reply(state)
+    for call in () if reply is None else reply.tool_calls:
+        call_id = call["id"]
+        if call_id is not None and call_id not in answered:
+            answers.append(stopped_answer(kept, call_id, call["name"], by_person=by_person))
     return answers
 
 
@@ -171,7 +173,7 @@ def _key(name: str, config: Mapping[str, Any]) -> _Key:
     """A run's stops in this process: its thread and graph, and the middleware.
 
     A node's namespace is its graph's, then `|` and the node's own task (`tools:<id>`,
-    `model:<id>`): the graph's part is the same in every hook.
+    `ToolErrorMiddleware.before_model:<id>`): the graph's part is the same in both hooks.
     """
     configurable: Mapping[str, Any] = config.get("configurable") or {}
     thread = str(configurable.get("thread_id", ""))

@@ -18,7 +18,7 @@ from langchain_core.messages import (
 from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel, transcript
-from tests._agents import Agent, Path, call, failing_tool, run
+from tests._agents import Agent, Path, agent_of, call, failing_tool, run
 from tests._refusals import Refusal, assert_refused
 
 UntypedRepeat: Any = Repeat
@@ -197,3 +197,21 @@ def test_a_transcript_shows_a_malformed_call_with_its_raw_arguments_and_id() -> 
         'assistant  calls lookup with malformed arguments: {"id": 1  [cut]',
         "assistant  calls (no name) with malformed arguments: None  [x]",
     ]
+
+
+def test_a_thread_of_several_inputs_is_one_conversation_scripted_in_order(path: Path) -> None:
+    # The second input's model call reads the first input's reply: its step is the next one.
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    script = [AIMessage("first answer"), AIMessage("second answer")]
+    agent = agent_of([], [], script, InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+
+    first = run(agent, path, {"messages": [HumanMessage("one")]}, config)
+    second = run(agent, path, {"messages": [HumanMessage("two")]}, config)
+
+    assert first["messages"][-1].text == "first answer"
+    assert second["messages"][-1].text == "second answer"
+    with pytest.raises(IndexError):  # a third input has no step left
+        run(agent, path, {"messages": [HumanMessage("three")]}, config)

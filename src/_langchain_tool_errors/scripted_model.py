@@ -165,11 +165,12 @@ class ScriptedChatModel(BaseChatModel):
     """A chat model that replies with the steps of `script` in order, offline.
 
     Step n answers the n-th model call of a conversation, where n counts the AI messages
-    already in it. It keeps no state of its own, so one instance serves any number of
-    threads and concurrent runs. Tool binding is accepted and ignored: the script already
-    says which tools are called. A `Repeat` step answers several calls in a row, or every
-    later one; a conversation that needs more steps than the script has raises
-    `IndexError`.
+    already in it. A thread of several inputs is one conversation: script every input's
+    replies in order, the second input's after the first's. It keeps no state of its own,
+    so one instance serves any number of threads and concurrent runs. Tool binding is
+    accepted and ignored: the script already says which tools are called. A `Repeat` step
+    answers several calls in a row, or every later one; a conversation that needs more
+    steps than the script has raises `IndexError`.
 
     Raises:
         ValueError: A `Repeat` with no `times` is followed by other steps, which it would

@@ -941,6 +941,37 @@ def test_stop_at_a_cut_short_call_answers_every_other_call_of_its_reply_as_stopp
         ), call_id
 
 
+@pytest.mark.parametrize("order", ["watching outside", "watching inside"])
+def test_a_middleware_beside_one_that_holds_a_tool_meets_each_cut_short_call_once(
+    path: Path, order: str
+) -> None:
+    # Beside a middleware that pauses at the held tool's third cut-short call, one that only
+    # watches meets every malformed call of the run once: the paused one too, whichever is
+    # listed outside.
+    told: list[ToolFailure] = []
+    watching = ToolErrorMiddleware(report_type_only, listeners=[told.append], name="watching")
+    malformed: tuple[FailureKind, ...] = ("malformed_call",)
+    budget = ErrorBudget(per_tool=1, when_spent="interrupt", kinds=malformed)
+    holding = ToolErrorMiddleware(report_type_only, budget=budget, name="holding")
+    middleware = [watching, holding] if order == "watching outside" else [holding, watching]
+    script = [cut_short("m1"), cut_short("m2"), cut_short("m3"), AIMessage("done")]
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[weather_tool([])],
+        middleware=middleware,
+        checkpointer=InMemorySaver(),
+    )
+    assert paused_with(run(agent, path, config=CONFIG))["call_id"] == "m3"
+
+    done = resume(agent, path, {"type": "go_on"})
+
+    assert done["messages"][-1].text == "done"
+    assert [(f["call_id"], f["kind"], f["outcome"]) for f in told] == [
+        (call_id, "malformed_call", "answered") for call_id in ("m1", "m2", "m3")
+    ]
+    assert answered_once(done["messages"])
+
+
 PAUSE_SITES = ("tool call", "block", "cut short")
 """Where a person stops the run: at the held tool's next call in the tool node, or after
 the model, at a call of the held tool that never reaches it (a limit blocked it, or the

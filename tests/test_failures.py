@@ -401,6 +401,50 @@ def test_a_reply_of_only_malformed_calls_goes_back_to_the_model_for_listeners_al
     ]
 
 
+class Bracketing(AgentMiddleware[AgentState[Any], None, Any]):
+    """Notes its hooks at the run's start and end, where `ShellToolMiddleware` opens and
+    closes its shell session."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hooks: list[str] = []
+
+    @override
+    def before_agent(self, state: AgentState[Any], runtime: Runtime[None]) -> None:
+        self.hooks.append("start")
+
+    @override
+    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[None]) -> None:
+        self.hooks.append("start")
+
+    @override
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[None]) -> None:
+        self.hooks.append("end")
+
+    @override
+    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[None]) -> None:
+        self.hooks.append("end")
+
+
+@pytest.mark.parametrize("order", ["ours outside", "ours inside"])
+def test_a_reply_sent_back_to_the_model_runs_other_middlewares_start_and_end_once(
+    path: Path, order: str
+) -> None:
+    # The reply of only malformed calls goes back to the model within the run: a
+    # middleware's hooks at the run's start and end still run once each.
+    bracketing = Bracketing()
+    ours = ToolErrorMiddleware(report_type_only, listeners=[lambda failure: None])
+    middleware = [ours, bracketing] if order == "ours outside" else [bracketing, ours]
+    good = AIMessage("", tool_calls=[call("lookup", "good", record_id=7)])
+    agent = agent_of([lookup_tool()], middleware, [MALFORMED_ONLY, good, DONE])
+
+    result = run(agent, path)
+
+    assert tool_messages(result)["cut"].status == "error"
+    assert result["messages"][-1].text == "done"
+    assert bracketing.hooks == ["start", "end"]
+
+
 @pytest.mark.parametrize(
     "reply",
     [

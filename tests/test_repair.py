@@ -161,6 +161,30 @@ def test_a_malformed_call_is_repaired_into_one_that_runs(path: Path) -> None:
     assert result["messages"][-1].text == "done"
 
 
+@pytest.mark.parametrize("order", ["repair outside", "repair inside"])
+def test_a_repaired_call_is_never_met_as_a_failure_by_another_middleware(
+    path: Path, order: str
+) -> None:
+    # Beside a middleware that only watches, in either order: the repair corrects the
+    # cut-short call before the watching one could meet it, so it is told of nothing.
+    ran: list[int] = []
+    told: list[ToolFailure] = []
+    fixing = ToolErrorMiddleware(report_type_only, repair=Repairs(), name="fixing")
+    watching = ToolErrorMiddleware(report_type_only, listeners=[told.append], name="watching")
+    middleware = [fixing, watching] if order == "repair outside" else [watching, fixing]
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[CUT_SHORT, DONE]),
+        tools=[lookup_tool(ran)],
+        middleware=middleware,
+    )
+
+    result = run(agent, path)
+
+    assert ran == [1]
+    assert tool_messages(result)["m"].text == "record 1"
+    assert told == []
+
+
 def test_valid_calls_are_never_offered_and_a_declined_repair_changes_nothing(path: Path) -> None:
     ran: list[int] = []
     repairs = Repairs()

@@ -17,9 +17,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import pytest
-from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallLimitMiddleware
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRetryMiddleware,
+    ToolCallLimitMiddleware,
+)
 from langchain.agents.middleware.tool_call_limit import ToolCallLimitExceededError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -287,6 +293,31 @@ def test_a_routes_answer_to_a_block_takes_the_blocks_place(path: Path) -> None:
     assert block.status == "error"
 
 
+def test_a_routes_answer_to_a_block_is_written_once_beside_langchains_patch_of_a_cut_call(
+    path: Path,
+) -> None:
+    # The reply that the limit blocks also holds a cut-short call of `other`, which this
+    # middleware (for `echo` alone) leaves unanswered: langchain answers it itself as the
+    # next model call starts, rewriting the thread. The route's answer takes the block's
+    # place in that same step, and every message of the thread is kept once.
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    route = Route(InnerMiddlewareError, _blocked, tools=["echo"])
+    ours = ToolErrorMiddleware.from_routes([route], record_failures=True)
+    cut = invalid_tool_call(name="other", args='{"query": ', id="o2", error="not JSON")
+    second = AIMessage("", tool_calls=[call("echo", "e2", text="hi")], invalid_tool_calls=[cut])
+    script = [AIMessage("", tool_calls=[call("echo", "e1", text="hi")]), second, DONE]
+    agent = agent_of([echo_tool(), echo_tool("other")], [limit, ours], script)
+
+    messages: list[BaseMessage] = run(agent, path)["messages"]
+
+    ids = [m.id for m in messages]
+    assert len(ids) == len(set(ids))
+    assert answer_counts(messages) == {"e1": 1, "e2": 1, "o2": 1}
+    [block] = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "e2"]
+    assert (block.status, block.text) == ("error", "`echo` is blocked for this run.")
+    assert messages[-1].text == DONE.text
+
+
 def test_a_block_before_any_tool_is_closed_is_a_failure_a_tell_budget_counts(
     path: Path, order: str
 ) -> None:
@@ -430,6 +461,31 @@ def test_a_block_that_spends_the_budget_stops_the_run_with_the_limits_answer_kep
     assert written["e3"].status == "error"
     assert kept["e3"] == (written["e3"].status, written["e3"].content)
     assert kept["e2"] == (written["e2"].status, written["e2"].content)
+
+
+def test_a_stop_met_before_the_model_is_raised_with_a_model_retry_listed_outside_all(
+    path: Path, order: str
+) -> None:
+    # As above, with `ModelRetryMiddleware` outside both: it retries a failed model call and
+    # then answers it with an AI message. The stop met before the model (e3's block spends
+    # the budget) is no failed model call: it is raised, and the thread ends at the answers.
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
+    retrying = ModelRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)
+    middleware = [retrying, *stacked(order, limit, ours)]
+    agent = agent_of([echo_tool()], middleware, [*ONE_THEN_TWO, DONE], InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "retried"}}
+
+    with pytest.raises(ToolErrorBudgetExceeded) as raised:
+        run(agent, path, {"messages": [HumanMessage("go")]}, config)
+
+    assert raised.value.failure is not None
+    assert (raised.value.failure["call_id"], raised.value.count) == ("e3", 2)
+    messages: list[BaseMessage] = agent.get_state(config).values["messages"]
+    assert [type(m).__name__ for m in messages[-2:]] == ["ToolMessage", "ToolMessage"]
+    assert answer_counts(messages) == {"e1": 1, "e2": 1, "e3": 1}
+    again = run(agent, path, {"messages": [HumanMessage("and now?")]}, config)
+    assert again["messages"][-1].text == DONE.text
 
 
 def test_the_limits_blocks_in_the_reply_whose_failure_stops_the_run_are_never_met(

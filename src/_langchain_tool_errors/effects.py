@@ -14,7 +14,7 @@ what langchain's class costs, give or take a microsecond.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import NamedTuple, TypeAlias, TypeVar
+from typing import Generic, NamedTuple, TypeAlias, TypeVar
 
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
@@ -51,38 +51,56 @@ def run(life: Life[_T]) -> _T:
     Called from inside the hook's `except` clause when the failure is an exception, so
     whatever a handler raises is chained to it.
     """
-    result: Answer | None = None
-    pending: BaseException | None = None
-    while True:
+    step = _Step(life)
+    while step.effect is not None:
         try:
-            effect = life.send(result) if pending is None else life.throw(pending)
-        except StopIteration as done:
-            value: _T = done.value
-            return value
-        finally:
-            pending = None  # what goes up holds this frame: no cycle through it
-        try:
-            result = _carried_out(effect)
+            step.answer = _carried_out(step.effect)
         except BaseException as error:  # the life decides what goes on up, and tells
-            pending = error
+            step.raised = error
+        step.resume()
+    return step.value
 
 
 async def arun(life: Life[_T]) -> _T:
     """Carry out a life on the async path: async handlers and listeners are awaited."""
-    result: Answer | None = None
-    pending: BaseException | None = None
-    while True:
+    step = _Step(life)
+    while step.effect is not None:
         try:
-            effect = life.send(result) if pending is None else life.throw(pending)
-        except StopIteration as done:
-            value: _T = done.value
-            return value
-        finally:
-            pending = None
-        try:
-            result = await _acarried_out(effect)
+            step.answer = await _acarried_out(step.effect)
         except BaseException as error:
-            pending = error
+            step.raised = error
+        step.resume()
+    return step.value
+
+
+class _Step(Generic[_T]):
+    """Where a life stands between its effects: what it asks next, or what it returned.
+
+    The drivers set `answer` or `raised` from the effect, and `resume` hands that back.
+    """
+
+    __slots__ = ("_life", "answer", "effect", "raised", "value")
+
+    value: _T  # set once the life has returned, when `effect` becomes `None`
+
+    def __init__(self, life: Life[_T]) -> None:
+        self._life = life
+        self.answer: Answer | None = None
+        self.raised: BaseException | None = None
+        self.effect: Effect | None = None
+        self.resume()
+
+    def resume(self) -> None:
+        """Send the effect's answer, or throw what it raised, and keep what comes back."""
+        answer, raised = self.answer, self.raised
+        self.answer = self.raised = None
+        try:
+            self.effect = self._life.send(answer) if raised is None else self._life.throw(raised)
+        except StopIteration as done:
+            self.effect = None
+            self.value = done.value
+        finally:
+            raised = None  # what goes up holds this frame: no cycle through it
 
 
 def _carried_out(effect: Effect) -> Answer | None:

@@ -1,9 +1,9 @@
-"""The handler Protocols, the content they return, and the middleware's mode markers."""
+"""The handler Protocols, the content they return, and the selection of tools."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeAlias, final
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import TypeAlias
 
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -92,59 +92,6 @@ class AOnError(Protocol[_ContentT_co, _ExcT_contra]):
         ...
 
 
-class HandlerMode:
-    """Base of the mode markers: which execution paths a `ToolErrorMiddleware` can serve.
-
-    Appears as the third type parameter of `ToolErrorMiddleware`; never instantiated.
-
-    Example:
-        ```python
-        from langchain_tool_errors import HandlerMode, ToolErrorMiddleware
-
-        def install(middleware: ToolErrorMiddleware[str, Exception, HandlerMode]) -> None:
-            ...  # accepts sync-capable and async-only middleware alike
-        ```
-    """
-
-
-@final
-class SyncCapable(HandlerMode):
-    """Mode marker: the middleware has a sync `on_error`, so it serves `invoke` and `ainvoke`.
-
-    Example:
-        ```python
-        from langchain_tool_errors import SyncCapable, ToolErrorMiddleware
-        from langchain_tool_errors.handlers import report_type_only
-
-        sync_capable: ToolErrorMiddleware[str, Exception, SyncCapable] = ToolErrorMiddleware(
-            report_type_only
-        )
-        ```
-    """
-
-
-@final
-class AsyncOnly(HandlerMode):
-    """Mode marker: the middleware has only `aon_error`, so it serves `ainvoke`/`astream` only.
-
-    Calling `wrap_tool_call` (the sync path) on such a middleware is a type error.
-
-    Example:
-        ```python
-        from langgraph.prebuilt.tool_node import ToolCallRequest
-
-        from langchain_tool_errors import AsyncOnly, ToolErrorMiddleware
-
-        async def aexplain(exc: Exception, request: ToolCallRequest) -> str:
-            return f"`{request.tool_call['name']}` failed with {type(exc).__name__}."
-
-        async_only: ToolErrorMiddleware[str, Exception, AsyncOnly] = ToolErrorMiddleware(
-            aon_error=aexplain
-        )
-        ```
-    """
-
-
 ToolSelection: TypeAlias = (
     list[str | BaseTool] | list[str] | tuple[str | BaseTool, ...] | Sequence[BaseTool]
 )
@@ -167,15 +114,3 @@ Example:
     middleware = ToolErrorMiddleware(report_type_only, tools=selected)
     ```
 """
-
-
-StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]
-"""A sync handler as the implementation stores it (not public): any exception, any result.
-
-The overloads of `ToolErrorMiddleware` and `Route` tie a handler to its exceptions and
-content; their shared implementation cannot name those types, and what a handler returns
-is checked at run time before anything reaches the model.
-"""
-
-StoredAsyncHandler: TypeAlias = Callable[[Any, ToolCallRequest], Awaitable[object]]
-"""An async handler as the implementation stores it (not public); see `StoredHandler`."""

@@ -24,17 +24,7 @@ from _langchain_tool_errors.checks import (
 from _langchain_tool_errors.control_flow import GraphBubbleUp
 from _langchain_tool_errors.effects import arun, run
 from _langchain_tool_errors.handler_checks import require_handlers
-from _langchain_tool_errors.handler_types import (
-    AOnError,
-    AsyncOnly,
-    HandlerMode,
-    OnError,
-    StoredAsyncHandler,
-    StoredHandler,
-    SyncCapable,
-    ToolErrorContent,
-    ToolSelection,
-)
+from _langchain_tool_errors.handler_types import AOnError, OnError, ToolErrorContent, ToolSelection
 from _langchain_tool_errors.lifecycle import (
     after_exception,
     after_model,
@@ -44,6 +34,7 @@ from _langchain_tool_errors.lifecycle import (
     repaired_reply,
 )
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, sent
+from _langchain_tool_errors.modes import AsyncOnly, HandlerMode, SyncCapable
 from _langchain_tool_errors.pausing import Release
 from _langchain_tool_errors.plan import Plan, Shape, compile_plan
 from _langchain_tool_errors.providers import provider_of
@@ -239,9 +230,9 @@ class ToolErrorMiddleware(
     ) -> None: ...
     def __init__(
         self,
-        on_error: StoredHandler | None = None,
+        on_error: object = None,
         *,
-        aon_error: StoredAsyncHandler | None = None,
+        aon_error: object = None,
         exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,

@@ -12,6 +12,7 @@ _PUBLIC_MODULES = {
     "failures": "langchain_tool_errors",
     "handler_types": "langchain_tool_errors",
     "middleware": "langchain_tool_errors",
+    "modes": "langchain_tool_errors",
     "pausing": "langchain_tool_errors",
     "record_types": "langchain_tool_errors",
     "repair": "langchain_tool_errors",

@@ -17,17 +17,8 @@ from _langchain_tool_errors.checks import (
 )
 from _langchain_tool_errors.failures import TRANSIENT, ReportedFailure
 from _langchain_tool_errors.handler_checks import require_handlers
-from _langchain_tool_errors.handler_types import (
-    AOnError,
-    AsyncOnly,
-    HandlerMode,
-    OnError,
-    StoredAsyncHandler,
-    StoredHandler,
-    SyncCapable,
-    ToolErrorContent,
-    ToolSelection,
-)
+from _langchain_tool_errors.handler_types import AOnError, OnError, ToolErrorContent, ToolSelection
+from _langchain_tool_errors.modes import AsyncOnly, HandlerMode, SyncCapable
 
 _ModeT_co = TypeVar("_ModeT_co", bound=HandlerMode, default=HandlerMode, covariant=True)
 
@@ -181,9 +172,9 @@ class Route(Generic[_ModeT_co]):
     def __init__(
         self,
         exceptions: object,
-        on_error: StoredHandler | None = None,
+        on_error: object = None,
         *,
-        aon_error: StoredAsyncHandler | None = None,
+        aon_error: object = None,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         retryable: type[Exception | ReportedFailure]

@@ -22,16 +22,9 @@ from _langchain_tool_errors.failures import (
     UnknownTool,
 )
 from _langchain_tool_errors.handler_checks import MissingHandlerError
-from _langchain_tool_errors.handler_types import (
-    AOnError,
-    AsyncOnly,
-    HandlerMode,
-    OnError,
-    SyncCapable,
-    ToolErrorContent,
-    ToolSelection,
-)
+from _langchain_tool_errors.handler_types import AOnError, OnError, ToolErrorContent, ToolSelection
 from _langchain_tool_errors.middleware import ToolErrorMiddleware
+from _langchain_tool_errors.modes import AsyncOnly, HandlerMode, SyncCapable
 from _langchain_tool_errors.pausing import (
     AnswerDecision,
     BudgetDecision,

@@ -14,7 +14,7 @@ what langchain's class costs, give or take a microsecond.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Generic, NamedTuple, TypeAlias, TypeVar
+from typing import Any, NamedTuple, TypeAlias, TypeVar
 
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
@@ -45,75 +45,66 @@ Life: TypeAlias = Generator[Effect, Answer | None, _T]
 """A stage of a failure's life: it yields effects and returns its result."""
 
 
+Outcome: TypeAlias = tuple[Answer | None, list[BaseException] | None]
+"""What carrying out an effect gave: an answer, or (in a list the life's resumption empties)
+what it raised."""
+
+
 def run(life: Life[_T]) -> _T:
     """Carry out a life on the sync path: sync handlers are called, listeners told.
 
     Called from inside the hook's `except` clause when the failure is an exception, so
     whatever a handler raises is chained to it.
     """
-    step = _Step(life)
-    while step.effect is not None:
-        try:
-            step.answer = _carried_out(step.effect)
-        except BaseException as error:  # the life decides what goes on up, and tells
-            step.raised = error
-        step.resume()
-    return step.value
+    try:
+        effect = life.send(None)
+        while True:
+            answer, raised = _carried_out(effect)
+            effect = life.send(answer) if raised is None else _thrown(life, raised)
+    except StopIteration as done:
+        value: _T = done.value
+        return value
 
 
 async def arun(life: Life[_T]) -> _T:
     """Carry out a life on the async path: async handlers and listeners are awaited."""
-    step = _Step(life)
-    while step.effect is not None:
-        try:
-            step.answer = await _acarried_out(step.effect)
-        except BaseException as error:
-            step.raised = error
-        step.resume()
-    return step.value
+    try:
+        effect = life.send(None)
+        while True:
+            answer, raised = await _acarried_out(effect)
+            effect = life.send(answer) if raised is None else _thrown(life, raised)
+    except StopIteration as done:
+        value: _T = done.value
+        return value
 
 
-class _Step(Generic[_T]):
-    """Where a life stands between its effects: what it asks next, or what it returned.
+def _thrown(life: Life[Any], raised: list[BaseException]) -> Effect:
+    """Throw what an effect raised into the life, and return the life's next effect.
 
-    The drivers set `answer` or `raised` from the effect, and `resume` hands that back.
+    Thrown outside any `except` clause, so what the life raises is chained as where the
+    failure happened. The list is emptied first: what goes up holds the drivers' frames,
+    and no cycle runs through them.
     """
-
-    __slots__ = ("_life", "answer", "effect", "raised", "value")
-
-    value: _T  # set once the life has returned, when `effect` becomes `None`
-
-    def __init__(self, life: Life[_T]) -> None:
-        self._life = life
-        self.answer: Answer | None = None
-        self.raised: BaseException | None = None
-        self.effect: Effect | None = None
-        self.resume()
-
-    def resume(self) -> None:
-        """Send the effect's answer, or throw what it raised, and keep what comes back."""
-        answer, raised = self.answer, self.raised
-        self.answer = self.raised = None
-        try:
-            self.effect = self._life.send(answer) if raised is None else self._life.throw(raised)
-        except StopIteration as done:
-            self.effect = None
-            self.value = done.value
-        finally:
-            raised = None  # what goes up holds this frame: no cycle through it
+    return life.throw(raised.pop())
 
 
-def _carried_out(effect: Effect) -> Answer | None:
-    """What an effect gives on the sync path: a sync handler's answer."""
-    if isinstance(effect, Tell):
-        effect.recorder.tell(effect.record)
-        return None
-    return answer_of(*effect)
+def _carried_out(effect: Effect) -> Outcome:
+    """What an effect gives on the sync path: a sync handler's answer, or what it raised."""
+    try:
+        if isinstance(effect, Tell):
+            effect.recorder.tell(effect.record)
+            return (None, None)
+        return (answer_of(*effect), None)
+    except BaseException as error:  # the life decides what goes on up, and tells
+        return (None, [error])
 
 
-async def _acarried_out(effect: Effect) -> Answer | None:
-    """What an effect gives on the async path: an async handler's answer, awaited."""
-    if isinstance(effect, Tell):
-        await effect.recorder.atell(effect.record)
-        return None
-    return await aanswer_of(*effect)
+async def _acarried_out(effect: Effect) -> Outcome:
+    """What an effect gives on the async path: an async handler's answer, or what it raised."""
+    try:
+        if isinstance(effect, Tell):
+            await effect.recorder.atell(effect.record)
+            return (None, None)
+        return (await aanswer_of(*effect), None)
+    except BaseException as error:
+        return (None, [error])

@@ -5,6 +5,8 @@ be given, and `on_error` must not be async (its coroutine would never be awaited
 listener takes one `ToolFailure`. (`repair.py` checks the repair with `require_arguments`.)
 Each check is one function named for the guarantee it
 enforces, and its error says what was given, what was expected and how to fix it.
+`StoredHandler` and `StoredAsyncHandler` are what the constructors take a handler as,
+before these checks.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias
 
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypeIs
 
 from _langchain_tool_errors.checks import describe, is_sequence, shown
@@ -28,6 +31,17 @@ if sys.version_info >= (3, 14):
     _UNEVALUATED: dict[str, Any] = {"annotation_format": annotationlib.Format.FORWARDREF}
 else:
     _UNEVALUATED: dict[str, Any] = {}
+
+StoredHandler: TypeAlias = Callable[[Any, ToolCallRequest], object]
+"""A sync handler as the implementation stores it (not public): any exception, any result.
+
+The overloads of `ToolErrorMiddleware` and `Route` tie a handler to its exceptions and
+content; their shared implementation cannot name those types, and what a handler returns
+is checked at run time before anything reaches the model.
+"""
+
+StoredAsyncHandler: TypeAlias = Callable[[Any, ToolCallRequest], Awaitable[object]]
+"""An async handler as the implementation stores it (not public); see `StoredHandler`."""
 
 HANDLER_SHAPE = "def explain(exc: Exception, request: ToolCallRequest) -> str"
 """A handler's shape, as messages show it."""

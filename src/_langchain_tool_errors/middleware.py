@@ -23,7 +23,11 @@ from _langchain_tool_errors.checks import (
 )
 from _langchain_tool_errors.control_flow import GraphBubbleUp
 from _langchain_tool_errors.effects import arun, run
-from _langchain_tool_errors.handler_checks import require_handlers
+from _langchain_tool_errors.handler_checks import (
+    StoredAsyncHandler,
+    StoredHandler,
+    require_handlers,
+)
 from _langchain_tool_errors.handler_types import AOnError, OnError, ToolErrorContent, ToolSelection
 from _langchain_tool_errors.lifecycle import (
     after_exception,
@@ -230,9 +234,9 @@ class ToolErrorMiddleware(
     ) -> None: ...
     def __init__(
         self,
-        on_error: object = None,
+        on_error: StoredHandler | None = None,
         *,
-        aon_error: object = None,
+        aon_error: StoredAsyncHandler | None = None,
         exceptions: type[Exception] | tuple[type[Exception], ...] = Exception,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,

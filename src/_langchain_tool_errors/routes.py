@@ -16,7 +16,11 @@ from _langchain_tool_errors.checks import (
     require_tool_selection,
 )
 from _langchain_tool_errors.failures import TRANSIENT, ReportedFailure
-from _langchain_tool_errors.handler_checks import require_handlers
+from _langchain_tool_errors.handler_checks import (
+    StoredAsyncHandler,
+    StoredHandler,
+    require_handlers,
+)
 from _langchain_tool_errors.handler_types import AOnError, OnError, ToolErrorContent, ToolSelection
 from _langchain_tool_errors.modes import AsyncOnly, HandlerMode, SyncCapable
 
@@ -172,9 +176,9 @@ class Route(Generic[_ModeT_co]):
     def __init__(
         self,
         exceptions: object,
-        on_error: object = None,
+        on_error: StoredHandler | None = None,
         *,
-        aon_error: object = None,
+        aon_error: StoredAsyncHandler | None = None,
         tools: ToolSelection | None = None,
         budget: ErrorBudget | None = None,
         retryable: type[Exception | ReportedFailure]

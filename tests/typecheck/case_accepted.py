@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Never, assert_type
+from typing import Any, Literal, Never, Protocol, assert_type
 
 # create_agent's `checkpointer` parameter is langgraph's `Checkpointer` alias, which leaves
 # `BaseCheckpointSaver`'s type parameter unset, so pyright strict calls the import unknown.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import ContentBlock, TextContentBlock, ToolCall, ToolMessage
+from langchain.agents.middleware.types import InputAgentState
+from langchain_core.messages import (
+    ContentBlock,
+    HumanMessage,
+    TextContentBlock,
+    ToolCall,
+    ToolMessage,
+)
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 from typing_extensions import TypedDict
 
 from _langchain_tool_errors.scripted_model import ScriptedChatModel
@@ -251,6 +259,34 @@ create_agent(  # ty: ignore[no-matching-overload]  # pyrefly: ignore[no-matching
 )
 create_agent(model, tools=[search], middleware=middleware)
 create_agent(model, tools=[search], middleware=bare)
+
+
+# The type-checking guide's pattern for an agent built in a function: a Protocol of what the
+# app calls, so that `invoke`, `ainvoke` and `get_state` are typed in every checker.
+class TypedAgent(Protocol):
+    def invoke(
+        self, input: InputAgentState | Command[Any], config: RunnableConfig | None = None
+    ) -> dict[str, Any]: ...
+
+    async def ainvoke(
+        self, input: InputAgentState | Command[Any], config: RunnableConfig | None = None
+    ) -> dict[str, Any]: ...
+
+    def get_state(self, config: RunnableConfig) -> StateSnapshot: ...
+
+
+def build_typed_agent() -> TypedAgent:
+    return create_agent(
+        model, tools=[search], middleware=[ToolErrorMiddleware(text, record_failures=True)]
+    )
+
+
+async def use_typed_agent(config: RunnableConfig) -> None:
+    typed = build_typed_agent()
+    assert_type(typed.invoke({"messages": [HumanMessage("hi")]}, config), dict[str, Any])
+    assert_type(await typed.ainvoke(Command(resume={"type": "go_on"}), config), dict[str, Any])
+    assert_type(typed.get_state(config), StateSnapshot)
+    assert_type(typed.get_state(config).values, dict[str, Any] | Any)
 
 
 # The sync entry point on sync-capable instances; the async one on every instance.

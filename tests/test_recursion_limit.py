@@ -1,0 +1,72 @@
+"""The `recursion_limit` a run needs, as the budgets and observability guides give it.
+
+LangGraph counts each step of a run against `recursion_limit`. A run of M model calls takes
+2M steps with no middleware or the plain one. A budget, the record or listeners add a step
+before each model call and one at the run's start and end, and one after each model call
+where malformed calls are counted (by default they are): 4M + 2, or 3M + 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.errors import GraphRecursionError
+
+from langchain_tool_errors import ErrorBudget, FailureKind, ToolErrorMiddleware
+from langchain_tool_errors.handlers import report_type_only
+from tests._agents import Path, agent_of, call, echo_tool, failing_tool, run
+
+Middleware = Callable[[], list[AgentMiddleware[Any, Any, Any]]]
+
+PLAIN: dict[str, Middleware] = {
+    "no middleware": lambda: [],
+    "plain": lambda: [ToolErrorMiddleware(report_type_only)],
+}
+WATCHING: dict[str, Middleware] = {
+    "budget": lambda: [ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=50))],
+    "record": lambda: [ToolErrorMiddleware(report_type_only, record_failures=True)],
+    "listeners": lambda: [ToolErrorMiddleware(report_type_only, listeners=[lambda f: None])],
+}
+EXCEPTION: tuple[FailureKind, ...] = ("exception",)
+EXCEPTIONS_ONLY = ErrorBudget(per_run=50, kinds=EXCEPTION)
+NOT_MALFORMED: dict[str, Middleware] = {
+    "budget for exceptions": lambda: [
+        ToolErrorMiddleware(report_type_only, budget=EXCEPTIONS_ONLY)
+    ],
+}
+
+
+def finishes(middleware: Middleware, model_calls: int, limit: int, path: Path) -> bool:
+    """Whether a run of `model_calls` model calls (each but the last calling two tools,
+    one of which fails where a middleware answers it) ends within `limit` steps."""
+    replies = [
+        AIMessage("", tool_calls=[call("echo", f"e{n}", text="x"), call("weather", f"w{n}")])
+        for n in range(model_calls - 1)
+    ]
+    listed = middleware()
+    weather = (
+        failing_tool("weather", LookupError("no forecast")) if listed else echo_tool("weather")
+    )
+    agent = agent_of([echo_tool(), weather], listed, [*replies, AIMessage("done")])
+    try:
+        run(agent, path, {"messages": [HumanMessage("go")]}, {"recursion_limit": limit})
+    except GraphRecursionError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("model_calls", [1, 2, 5])
+@pytest.mark.parametrize("name", [*PLAIN, *WATCHING, *NOT_MALFORMED])
+def test_the_least_recursion_limit_is_the_guides_figure(
+    path: Path, name: str, model_calls: int
+) -> None:
+    middleware = {**PLAIN, **WATCHING, **NOT_MALFORMED}[name]
+    steps_a_model_call = 2 if name in PLAIN else 4 if name in WATCHING else 3
+    least = steps_a_model_call * model_calls + (0 if name in PLAIN else 2)
+
+    assert finishes(middleware, model_calls, least, path)
+    assert not finishes(middleware, model_calls, least - 1, path)

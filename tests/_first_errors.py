@@ -52,23 +52,34 @@ def create_project(directory: Path) -> Path:
     The package's dependencies are held to the versions of this environment, so that the
     messages, which name langchain's types, are the ones the guide quotes.
     """
+    venv_with(directory, str(ROOT), *_checker_requirements())
+    return directory
+
+
+def venv_with(directory: Path, *requirements: str) -> Path:
+    """`directory/.venv`, made new, with `requirements` pip-installed into it, their
+    dependencies held to this environment's versions; its python is returned.
+
+    Called again on the same directory, it installs into the venv already there.
+    """
     directory.mkdir(parents=True, exist_ok=True)
-    frozen = subprocess.run(
-        [sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
-        capture_output=True,
-        encoding="utf-8",
-        check=True,
-    )
-    constraints = directory.parent / f"{directory.name}-constraints.txt"
-    constraints.write_text(frozen.stdout, encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "venv", ".venv"], cwd=directory, check=True, timeout=300)
+    constraints = directory / "constraints.txt"
+    if not constraints.exists():
+        frozen = subprocess.run(
+            [sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
+            capture_output=True,
+            encoding="utf-8",
+            check=True,
+        )
+        constraints.write_text(frozen.stdout, encoding="utf-8")
+    python = directory / VENV_BIN / "python"
+    if not python.exists():
+        subprocess.run(
+            [sys.executable, "-m", "venv", ".venv"], cwd=directory, check=True, timeout=300
+        )
+    pip = (str(python), "-m", "pip", "install", "--quiet", "--constraint", str(constraints))
     installed = subprocess.run(
-        [
-            str(directory / VENV_BIN / "python"),
-            *("-m", "pip", "install", "--quiet", "--constraint", str(constraints)),
-            str(ROOT),
-            *_checker_requirements(),
-        ],
+        [*pip, *requirements],
         cwd=directory,
         capture_output=True,
         encoding="utf-8",
@@ -76,7 +87,7 @@ def create_project(directory: Path) -> Path:
         timeout=900,
     )
     assert installed.returncode == 0, installed.stdout + installed.stderr
-    return directory
+    return python
 
 
 def user_environment() -> dict[str, str]:
@@ -95,17 +106,21 @@ def user_environment() -> dict[str, str]:
     return environment
 
 
-def _run(project: Path, checker: str, *arguments: str) -> str:
-    done = subprocess.run(
-        [*COMMANDS[checker].split(), *arguments],
-        cwd=project,
+def run_as_user(command: list[str], directory: Path) -> subprocess.CompletedProcess[str]:
+    """`command` run from `directory` as a user's shell runs it (`user_environment`)."""
+    return subprocess.run(
+        command,
+        cwd=directory,
         env=user_environment(),
         capture_output=True,
         encoding="utf-8",
         check=False,
         timeout=600,
     )
-    return done.stdout
+
+
+def _run(project: Path, checker: str, *arguments: str) -> str:
+    return run_as_user([*COMMANDS[checker].split(), *arguments], project).stdout
 
 
 def _mypy(project: Path, files: list[str]) -> list[str]:

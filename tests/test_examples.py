@@ -8,12 +8,11 @@ is intended, rerun the example and record its new output.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests._first_errors import user_environment
+from tests._first_errors import run_as_user, venv_with
 from tests._processes import ROOT, run_python
 from tests.conftest import FIGURES
 
@@ -96,41 +95,13 @@ NEEDS_THE_SDK = "observability"
 
 def _in_venv(python: Path, example: Path) -> subprocess.CompletedProcess[str]:
     """The example run by `python`, from the repository root, as the Examples guide says."""
-    return subprocess.run(
-        [str(python), str(example.relative_to(ROOT))],
-        cwd=ROOT,
-        env=user_environment(),
-        capture_output=True,
-        encoding="utf-8",
-        check=False,
-        timeout=300,
-    )
+    return run_as_user([str(python), str(example.relative_to(ROOT))], ROOT)
 
 
 @pytest.fixture(scope="module")
 def quick_start_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv with what the Quick start's first command installs: the package alone (its
-    dependencies held to this environment's versions)."""
-    directory = tmp_path_factory.mktemp("quick-start")
-    frozen = subprocess.run(
-        [sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
-        capture_output=True,
-        encoding="utf-8",
-        check=True,
-    )
-    constraints = directory / "constraints.txt"
-    constraints.write_text(frozen.stdout, encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "venv", ".venv"], cwd=directory, check=True)
-    python = directory / ".venv" / "bin" / "python"
-    installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--constraint", str(constraints), str(ROOT)],
-        capture_output=True,
-        encoding="utf-8",
-        check=False,
-        timeout=900,
-    )
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    return python
+    """A venv with what the Quick start's first command installs: the package alone."""
+    return venv_with(tmp_path_factory.mktemp("quick-start"), str(ROOT))
 
 
 @pytest.mark.static
@@ -149,22 +120,7 @@ def test_every_example_runs_in_the_venv_the_examples_guide_names(quick_start_pyt
     missing = _in_venv(quick_start_python, observability)
     assert missing.returncode != 0
     assert "No module named 'opentelemetry" in missing.stderr
-    otel = subprocess.run(
-        [
-            str(quick_start_python),
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            f"{ROOT}[otel]",
-            "opentelemetry-sdk",
-        ],
-        capture_output=True,
-        encoding="utf-8",
-        check=False,
-        timeout=900,
-    )
-    assert otel.returncode == 0, otel.stdout + otel.stderr
+    venv_with(quick_start_python.parents[2], f"{ROOT}[otel]", "opentelemetry-sdk")
     done = _in_venv(quick_start_python, observability)
     assert done.returncode == 0, done.stderr
     expected = (RECORDED / f"{NEEDS_THE_SDK}.txt").read_text(encoding="utf-8")

@@ -57,10 +57,8 @@ def create_project(directory: Path) -> Path:
 
 
 def venv_with(directory: Path, *requirements: str) -> Path:
-    """`directory/.venv`, made new, with `requirements` pip-installed into it, their
-    dependencies held to this environment's versions; its python is returned.
-
-    Called again on the same directory, it installs into the venv already there.
+    """`directory/.venv` (made if it is not there yet) with `requirements` pip-installed
+    into it, their dependencies held to this environment's versions; its python is returned.
     """
     directory.mkdir(parents=True, exist_ok=True)
     constraints = directory / "constraints.txt"

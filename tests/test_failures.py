@@ -409,20 +409,13 @@ class Bracketing(AgentMiddleware[AgentState[Any], None, Any]):
         super().__init__()
         self.hooks: list[str] = []
 
+    # Sync hooks only: langchain runs them on the async path too.
     @override
     def before_agent(self, state: AgentState[Any], runtime: Runtime[None]) -> None:
         self.hooks.append("start")
 
     @override
-    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[None]) -> None:
-        self.hooks.append("start")
-
-    @override
     def after_agent(self, state: AgentState[Any], runtime: Runtime[None]) -> None:
-        self.hooks.append("end")
-
-    @override
-    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[None]) -> None:
         self.hooks.append("end")
 
 

@@ -22,22 +22,30 @@ from tests._agents import Path, agent_of, call, echo_tool, failing_tool, run
 
 Middleware = Callable[[], list[AgentMiddleware[Any, Any, Any]]]
 
-PLAIN: dict[str, Middleware] = {
-    "no middleware": lambda: [],
-    "plain": lambda: [ToolErrorMiddleware(report_type_only)],
-}
-WATCHING: dict[str, Middleware] = {
-    "budget": lambda: [ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=50))],
-    "record": lambda: [ToolErrorMiddleware(report_type_only, record_failures=True)],
-    "listeners": lambda: [ToolErrorMiddleware(report_type_only, listeners=[lambda f: None])],
-}
 EXCEPTION: tuple[FailureKind, ...] = ("exception",)
 EXCEPTIONS_ONLY = ErrorBudget(per_run=50, kinds=EXCEPTION)
-NOT_MALFORMED: dict[str, Middleware] = {
-    "budget for exceptions": lambda: [
-        ToolErrorMiddleware(report_type_only, budget=EXCEPTIONS_ONLY)
-    ],
+
+STEPS: dict[str, tuple[Middleware, int, int]] = {
+    "no middleware": (lambda: [], 2, 0),
+    "plain": (lambda: [ToolErrorMiddleware(report_type_only)], 2, 0),
+    "budget": (
+        lambda: [ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=50))],
+        4,
+        2,
+    ),
+    "record": (lambda: [ToolErrorMiddleware(report_type_only, record_failures=True)], 4, 2),
+    "listeners": (
+        lambda: [ToolErrorMiddleware(report_type_only, listeners=[lambda f: None])],
+        4,
+        2,
+    ),
+    "budget for exceptions": (
+        lambda: [ToolErrorMiddleware(report_type_only, budget=EXCEPTIONS_ONLY)],
+        3,
+        2,
+    ),
 }
+"""Each configuration, the steps it takes a model call, and the steps it adds a run."""
 
 
 def finishes(middleware: Middleware, model_calls: int, limit: int, path: Path) -> bool:
@@ -60,13 +68,12 @@ def finishes(middleware: Middleware, model_calls: int, limit: int, path: Path) -
 
 
 @pytest.mark.parametrize("model_calls", [1, 2, 5])
-@pytest.mark.parametrize("name", [*PLAIN, *WATCHING, *NOT_MALFORMED])
+@pytest.mark.parametrize("name", STEPS)
 def test_the_least_recursion_limit_is_the_guides_figure(
     path: Path, name: str, model_calls: int
 ) -> None:
-    middleware = {**PLAIN, **WATCHING, **NOT_MALFORMED}[name]
-    steps_a_model_call = 2 if name in PLAIN else 4 if name in WATCHING else 3
-    least = steps_a_model_call * model_calls + (0 if name in PLAIN else 2)
+    middleware, steps_a_model_call, steps_a_run = STEPS[name]
+    least = steps_a_model_call * model_calls + steps_a_run
 
     assert finishes(middleware, model_calls, least, path)
     assert not finishes(middleware, model_calls, least - 1, path)

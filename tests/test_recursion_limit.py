@@ -1,9 +1,9 @@
 """The `recursion_limit` a run needs, as the budgets and observability guides give it.
 
 LangGraph counts each step of a run against `recursion_limit`. A run of M model calls takes
-2M steps with no middleware or the plain one. A budget, the record or listeners add a step
-before each model call and one at the run's start and end, and one after each model call
-where malformed calls are counted (by default they are): 4M + 2, or 3M + 2.
+2M steps with no middleware or the plain one. A budget, the record or listeners add one step
+at the run's start and one at its end; where malformed calls are counted (by default they
+are), also one before and one after each model call: 4M + 2, else 2M + 2.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ STEPS: dict[str, tuple[Middleware, int, int]] = {
     ),
     "budget for exceptions": (
         lambda: [ToolErrorMiddleware(report_type_only, budget=EXCEPTIONS_ONLY)],
-        3,
+        2,
         2,
     ),
 }

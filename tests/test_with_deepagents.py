@@ -493,12 +493,21 @@ def test_a_budget_stop_keeps_the_stopping_failure_in_the_checkpoints_record(
     assert [(f["call_id"], f["outcome"]) for f in kept] == [("b1", "answered"), ("b2", "stopped")]
 
 
-def test_a_sub_agents_budget_stop_is_a_failure_of_task_to_the_parent(path: Path) -> None:
+@pytest.mark.parametrize("recorded", [True, False], ids=["recorded", "not recorded"])
+def test_a_sub_agents_budget_stop_is_a_failure_of_task_to_the_parent(
+    path: Path, recorded: bool
+) -> None:
     # The sub-agent's run is stopped: its ToolErrorBudgetExceeded reaches the `task` tool
-    # as an exception, which the parent's middleware handles as any tool's failure.
+    # as an exception, which the parent's middleware handles as any tool's failure. With no
+    # record and a budget of exceptions only, the sub-agent raises it from its model call's
+    # step, as a signal no model-call wrapper retries: to the parent it is a failure all
+    # the same.
     tools = [failing_tool("bad", LookupError("x"))]
     budgeted = ToolErrorMiddleware(
-        report_type_only, budget=ErrorBudget(per_tool=1), record_failures=True, name="sub"
+        report_type_only,
+        budget=ErrorBudget(per_tool=1, kinds=None if recorded else ["exception"]),
+        record_failures=recorded,
+        name="sub",
     )
     helper = sub_agent(steps([call("bad", "s1")], [call("bad", "s2")]), tools, [budgeted])
     agent = deep_agent(

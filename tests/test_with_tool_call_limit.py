@@ -35,6 +35,7 @@ from typing_extensions import override
 
 from langchain_tool_errors import (
     ErrorBudget,
+    FailureKind,
     InnerMiddlewareError,
     Route,
     ToolErrorBudgetExceeded,
@@ -51,6 +52,7 @@ from tests._agents import (
     echo_tool,
     failing_tool,
     reporting,
+    rerun,
     run,
     runtime_of,
 )
@@ -293,8 +295,9 @@ def test_a_routes_answer_to_a_block_takes_the_blocks_place(path: Path) -> None:
     assert block.status == "error"
 
 
+@pytest.mark.parametrize("record", [True, False], ids=["recorded", "not recorded"])
 def test_a_routes_answer_to_a_block_is_written_once_beside_langchains_patch_of_a_cut_call(
-    path: Path,
+    path: Path, record: bool
 ) -> None:
     # The reply that the limit blocks also holds a cut-short call of `other`, which this
     # middleware (for `echo` alone) leaves unanswered: langchain answers it itself as the
@@ -302,7 +305,8 @@ def test_a_routes_answer_to_a_block_is_written_once_beside_langchains_patch_of_a
     # place in that same step, and every message of the thread is kept once.
     limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
     route = Route(InnerMiddlewareError, _blocked, tools=["echo"])
-    ours = ToolErrorMiddleware.from_routes([route], record_failures=True)
+    # With no record, no malformed call is watched: the step is settled in the model call's.
+    ours = ToolErrorMiddleware.from_routes([route], record_failures=record)
     cut = invalid_tool_call(name="other", args='{"query": ', id="o2", error="not JSON")
     second = AIMessage("", tool_calls=[call("echo", "e2", text="hi")], invalid_tool_calls=[cut])
     script = [AIMessage("", tool_calls=[call("echo", "e1", text="hi")]), second, DONE]
@@ -423,6 +427,14 @@ def test_a_block_is_counted_after_the_failures_of_its_own_step(path: Path, order
     assert stop.failure["call_id"] == "w3"
 
 
+@pytest.fixture(params=[None, ("exception", "inner_middleware")], ids=["all kinds", "no malformed"])
+def kinds(request: pytest.FixtureRequest) -> tuple[FailureKind, ...] | None:
+    """What a budget counts: every kind (the step is settled in a node before the model),
+    or no malformed calls (no node: it is settled in the model call's own step)."""
+    given: tuple[FailureKind, ...] | None = request.param
+    return given
+
+
 def saved_answers(agent: Agent, config: RunnableConfig) -> list[ToolMessage]:
     """The tool messages of the thread's last checkpoint."""
     messages: list[BaseMessage] = agent.get_state(config).values["messages"]
@@ -430,7 +442,7 @@ def saved_answers(agent: Agent, config: RunnableConfig) -> list[ToolMessage]:
 
 
 def test_a_block_that_spends_the_budget_stops_the_run_with_the_limits_answer_kept(
-    path: Path, order: str
+    path: Path, order: str, kinds: tuple[FailureKind, ...] | None
 ) -> None:
     # The limit lets e1 run and blocks e2 and e3. This middleware meets both blocks before
     # the next model call; e3's is the second failure of `echo` and spends per_tool=1. The
@@ -445,7 +457,7 @@ def test_a_block_that_spends_the_budget_stops_the_run_with_the_limits_answer_kep
     written = {
         m.tool_call_id: m for m in run(alone, path)["messages"] if isinstance(m, ToolMessage)
     }
-    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
+    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1, kinds=kinds))
     agent = agent_of([echo_tool()], stacked(order, limit(), ours), script, InMemorySaver())
     config: RunnableConfig = {"configurable": {"thread_id": "blocked"}}
 
@@ -461,16 +473,20 @@ def test_a_block_that_spends_the_budget_stops_the_run_with_the_limits_answer_kep
     assert written["e3"].status == "error"
     assert kept["e3"] == (written["e3"].status, written["e3"].content)
     assert kept["e2"] == (written["e2"].status, written["e2"].content)
+    # Running the thread again meets the same answers, and the same stop.
+    with pytest.raises(ToolErrorBudgetExceeded) as again:
+        rerun(agent, path, config)
+    assert (again.value.tool, again.value.count, again.value.kind) == (stop.tool, 2, stop.kind)
 
 
 def test_a_stop_met_before_the_model_is_raised_with_a_model_retry_listed_outside_all(
-    path: Path, order: str
+    path: Path, order: str, kinds: tuple[FailureKind, ...] | None
 ) -> None:
     # As above, with `ModelRetryMiddleware` outside both: it retries a failed model call and
     # then answers it with an AI message. The stop met before the model (e3's block spends
     # the budget) is no failed model call: it is raised, and the thread ends at the answers.
     limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
-    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1))
+    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1, kinds=kinds))
     retrying = ModelRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)
     middleware = [retrying, *stacked(order, limit, ours)]
     agent = agent_of([echo_tool()], middleware, [*ONE_THEN_TWO, DONE], InMemorySaver())

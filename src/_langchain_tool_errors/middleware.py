@@ -38,6 +38,7 @@ from _langchain_tool_errors.lifecycle import (
     repaired_reply,
 )
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, sent
+from _langchain_tool_errors.model_step import started, with_update
 from _langchain_tool_errors.modes import AsyncOnly, HandlerMode, SyncCapable
 from _langchain_tool_errors.pausing import Release
 from _langchain_tool_errors.plan import Plan, Shape, compile_plan
@@ -49,7 +50,7 @@ from _langchain_tool_errors.route_table import widest
 from _langchain_tool_errors.routes import Route, require_routes
 from _langchain_tool_errors.settling import reset
 from _langchain_tool_errors.state import COUNTS_KEY, SettledState, schema_for
-from _langchain_tool_errors.stopping import raise_stop
+from _langchain_tool_errors.stopping import StopBeforeTheModel, plain_stop, raise_stop
 
 _ContentT_co = TypeVar(
     "_ContentT_co", bound=ToolErrorContent, default=ToolErrorContent, covariant=True
@@ -693,9 +694,13 @@ class ToolErrorMiddleware(
             ```
         """
         plan, provider = self._plan, provider_of(request.model)
+        update = None
+        if plan.shape == "watching":  # the step settled here, where no node is needed
+            request, update = run(started(plan, request))
         messages = sent(request.messages, provider, plan.error_prefix)
         response = handler(request if messages is None else request.override(messages=messages))
-        return run(repaired_reply(plan, response, request, provider))
+        answer = run(repaired_reply(plan, response, request, provider))
+        return answer if update is None else with_update(answer, update)
 
     @override
     async def awrap_model_call(
@@ -745,11 +750,15 @@ class ToolErrorMiddleware(
             ```
         """
         plan, provider = self._plan, provider_of(request.model)
+        update = None
+        if plan.shape == "watching":
+            request, update = await arun(started(plan, request))
         messages = sent(request.messages, provider, plan.error_prefix)
         response = await handler(
             request if messages is None else request.override(messages=messages)
         )
-        return await arun(repaired_reply(plan, response, request, provider))
+        answer = await arun(repaired_reply(plan, response, request, provider))
+        return answer if update is None else with_update(answer, update)
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
     # error; ty reports any narrowed `self` in an override as incompatible with the base.
@@ -813,7 +822,10 @@ class ToolErrorMiddleware(
             if early is not None:
                 return early
         try:
-            result = handler(request)
+            try:
+                result = handler(request)
+            except StopBeforeTheModel as stop:  # a sub-agent's: a failure of the tool it ran in
+                raise plain_stop(stop) from stop.__cause__
         except GraphBubbleUp:
             raise
         except plan.caught as exc:
@@ -890,7 +902,10 @@ class ToolErrorMiddleware(
             if early is not None:
                 return early
         try:
-            result = await handler(request)
+            try:
+                result = await handler(request)
+            except StopBeforeTheModel as stop:
+                raise plain_stop(stop) from stop.__cause__
         except GraphBubbleUp:
             raise
         except plan.caught as exc:
@@ -909,7 +924,8 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     `ToolErrorMiddleware.__init__` and `from_routes` give an instance this class when a
     budget is set, a route takes a kind of failure that is not an exception, or failures are
     recorded or listened to (`Plan.shape`). Its hooks are the graph nodes that start a run
-    from zero, settle each step before the model reads it, and raise a stop once saved.
+    from zero and raise a stop of the run's last step once saved; each step is settled as
+    the model call starts, in the model call's own step (`model_step.started`).
     """
 
     state_schema = SettledState
@@ -924,25 +940,6 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
         """A new run starts from zero, on the async path."""
         return reset(self._plan, state)
-
-    # A stop found here ends the run: `after_agent` raises it once this step is saved.
-    @hook_config(can_jump_to=["end"])
-    @override
-    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Stop the run if a budget was spent; else settle the step the model will read.
-
-        See `lifecycle.before_model`.
-
-        Raises:
-            ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
-        """
-        return run(before_model(self._plan, state, runtime))
-
-    @hook_config(can_jump_to=["end"])
-    @override
-    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """`before_model` on the async path."""
-        return await arun(before_model(self._plan, state, runtime))
 
     @override
     def after_agent(self, state: Any, runtime: Runtime[Any]) -> None:
@@ -964,8 +961,30 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
 
     Chosen when a budget counts malformed calls (every budget does, unless its `kinds` say
     otherwise), a route takes malformed calls, or failures are recorded or listened to:
-    malformed calls are seen only in the model's reply, never in a tool call.
+    malformed calls are seen only in the model's reply, never in a tool call. It settles
+    each step in a node before the model: a hook listed inside its hook after the model
+    may send the run straight back to the model, and the malformed calls it then missed
+    must be answered before langchain answers them itself, as the model call starts.
     """
+
+    # A stop found here ends the run: `after_agent` raises it once this step is saved.
+    @hook_config(can_jump_to=["end"])
+    @override
+    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Stop the run if a budget was spent; else settle the step the model will read.
+
+        See `lifecycle.before_model`.
+
+        Raises:
+            ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
+        """
+        return run(before_model(self._plan, state, runtime))
+
+    @hook_config(can_jump_to=["end"])
+    @override
+    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """`before_model` on the async path."""
+        return await arun(before_model(self._plan, state, runtime))
 
     # A stop found here ends the run: `after_agent` raises it once this step is saved. A
     # reply of only malformed calls goes back to the model, which reads their answers.

@@ -36,10 +36,11 @@ Shape: TypeAlias = Literal["plain", "watching", "replying"]
 """The graph a middleware needs, by the hooks langchain makes nodes of:
 
 - `"plain"`: the tool-call and model-call hooks only, which add no node;
-- `"watching"`: also a hook at the run's start (counts and record from zero), before each
-  model call (a stop raised once its step is saved; answers written elsewhere) and at the
-  run's end (a stop of the last step);
-- `"replying"`: also a hook after each model reply (its malformed calls).
+- `"watching"`: also a hook at the run's start (counts and record from zero) and one at
+  its end (a stop of the last step); each step is settled as the model call starts, in
+  the model call's own step (a stop saved before raised; answers written elsewhere met);
+- `"replying"`: that work in a hook before each model call instead, and a hook after each
+  model reply (its malformed calls).
 """
 
 

@@ -58,8 +58,29 @@ def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[s
         return current or {}
     merged = dict(current or {})
     for key, value in update.items():
-        merged[key] = -value - 1 if value < 0 else merged.get(key, 0) + value
+        if value == REMOVED:
+            merged.pop(key, None)
+        else:
+            merged[key] = -value - 1 if value < 0 else merged.get(key, 0) + value
     return merged
+
+
+REMOVED = -(2**62)
+"""The value that removes a count (see `rewritten`)."""
+
+
+def rewritten(current: Mapping[str, int], wanted: Mapping[str, int]) -> dict[str, int]:
+    """The update that turns the counts `current` into `wanted`, through the reducer.
+
+    A model call's step writes its counts this way, each key set or removed: every
+    middleware of this package that settles in that step writes there, and LangGraph
+    takes only one `Overwrite` of a key a step.
+    """
+    update = dict.fromkeys((key for key in current if key not in wanted), REMOVED)
+    for key, value in wanted.items():
+        if current.get(key) != value:
+            update[key] = set_to(value)
+    return update
 
 
 # A budget's stop, kept until it is raised (see `stopping.py`).

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from threading import Lock
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -26,6 +26,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
 from _langchain_tool_errors.classifying import last_reply
+from _langchain_tool_errors.control_flow import GraphBubbleUp
 from _langchain_tool_errors.record_types import ToolFailure
 from _langchain_tool_errors.state import STOPS_KEY, BudgetStop, HeldTool
 from _langchain_tool_errors.tool_calls import id_of, tool_name
@@ -108,6 +109,48 @@ def exceeded(
         kind=spent["kind"],
         failure=failure,
     )
+
+
+class StopBeforeTheModel(ToolErrorBudgetExceeded, GraphBubbleUp):
+    """A budget's stop raised as a model call starts, which no model-call wrapper retries.
+
+    It is raised inside the model call's step, where another middleware's `wrap_model_call`
+    (`ModelRetryMiddleware`, `ModelFallbackMiddleware`) would take a plain exception for a
+    failed model call, retry it and answer it: the stop would be lost. Those wrappers let
+    LangGraph's signals through, so this one is one too; to a caller it is the budget's
+    `ToolErrorBudgetExceeded`. A tool hook of this package takes it back to a plain one
+    (a sub-agent's stop is a failure of the tool that ran it, see `plain_stop`).
+    """
+
+
+def as_signal(stop: ToolErrorBudgetExceeded) -> StopBeforeTheModel:
+    """`stop`, to be raised in a model call's step, chained as it is."""
+    if isinstance(stop, StopBeforeTheModel):
+        return stop
+    return _remade(StopBeforeTheModel, stop)
+
+
+def plain_stop(stop: StopBeforeTheModel) -> ToolErrorBudgetExceeded:
+    """A sub-agent's stop, met where its tool ran: a failure of that tool, not a signal."""
+    return _remade(ToolErrorBudgetExceeded, stop)
+
+
+_StopT = TypeVar("_StopT", bound=ToolErrorBudgetExceeded)
+
+
+def _remade(kind: type[_StopT], stop: ToolErrorBudgetExceeded) -> _StopT:
+    """`stop` as an exception of the class `kind`, chained to what `stop` is chained to."""
+    made = kind(
+        stop.tool,
+        stop.count,
+        stop.limit,
+        stop.scope,
+        route=stop.route,
+        kind=stop.kind,
+        failure=stop.failure,
+    )
+    made.__cause__ = stop.__cause__
+    return made
 
 
 def raise_stop(name: str, state: Mapping[str, Any]) -> None:

@@ -53,9 +53,10 @@ def started(
         raise as_signal(found) from found.__cause__
     counts = update.get(COUNTS_KEY)
     # The whole counts, in call order: other middleware of ours may write them in this step.
-    if isinstance(counts, Overwrite) and isinstance(counts.value, dict):
+    if isinstance(counts, Overwrite):
+        ordered: dict[str, int] = counts.value
         current: dict[str, int] = state.get(COUNTS_KEY) or {}
-        update[COUNTS_KEY] = rewritten(current, counts.value)
+        update[COUNTS_KEY] = rewritten(current, ordered)
     answers: list[ToolMessage] = update.get("messages") or []
     if answers:
         request = request.override(messages=_replacing(request.messages, answers))

@@ -1060,7 +1060,11 @@ def test_a_person_s_stop_leaves_the_thread_as_a_stop_budget_s_stop_does(
     assert told["interrupt"][-1] == person_s.failure
     assert told["stop"][-1] == budget_s.failure
     if recorded:
-        assert records["interrupt"] == told["interrupt"]
-        assert records["stop"] == told["stop"]
+        # A limit's block is met as the next model call starts, inside that call's step:
+        # the stop it spends is raised there, and the step writes nothing. The stopping
+        # entry is then on the exception, not in the checkpoint's record.
+        in_the_checkpoint = slice(None, -1) if site == "block" else slice(None)
+        assert records["interrupt"] == told["interrupt"][in_the_checkpoint]
+        assert records["stop"] == told["stop"][in_the_checkpoint]
     else:
         assert records == {"stop": [], "interrupt": []}

@@ -26,7 +26,7 @@ from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import echo_tool
 
 WATCHING = ["after_agent", "before_agent"]
-REPLYING = ["after_agent", "after_model", "before_agent", "before_model"]
+REPLYING = ["after_agent", "after_model", "before_agent"]
 COUNTING = ["tool_error_budget_counts", "tool_error_budget_stops", "tool_error_settled"]
 
 

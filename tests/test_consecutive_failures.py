@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 import pytest
-from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
@@ -21,7 +22,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import override
 
-from _langchain_tool_errors.state import SettledState
+from _langchain_tool_errors.state import SettledState, add_counts
 from langchain_tool_errors import (
     ErrorBudget,
     FailureKind,
@@ -258,13 +259,27 @@ def test_a_success_goes_back_as_it_came_and_its_row_ends_before_the_next_model_c
     assert middleware.wrap_tool_call(counted, handler) is ok
     reply = AIMessage("", tool_calls=[call("flaky", "c", outcome="ok")])
     state: SettledState = {"messages": [reply, ok], "tool_error_budget_counts": {row: 1}}
-    update = middleware.before_model(state, Runtime())
-    assert update is not None
-    assert update["tool_error_budget_counts"].value == {row: 0}
+    written = model_step_update(middleware, state)
+    assert written is not None
+    assert add_counts({row: 1}, written["tool_error_budget_counts"]) == {row: 0}
     # Another tool's success leaves the row as it is: nothing to write.
     other = AIMessage("", tool_calls=[call("other", "c")])
     elsewhere: SettledState = {"messages": [other, ok], "tool_error_budget_counts": {row: 1}}
-    assert middleware.before_model(elsewhere, Runtime()) is None
+    assert model_step_update(middleware, elsewhere) is None
+
+
+def model_step_update(middleware: ToolErrorMiddleware, state: SettledState) -> dict[str, Any] | None:
+    """What the model call's step writes besides the reply, from `state`."""
+    done = AIMessage("done")
+    model = ScriptedChatModel(script=[done])
+    request: ModelRequest[Any] = ModelRequest(
+        model=model, messages=state["messages"], state=state, runtime=Runtime()
+    )
+    response = middleware.wrap_model_call(request, lambda sent: ModelResponse(result=[done]))
+    if not isinstance(response, ExtendedModelResponse) or response.command is None:
+        return None
+    written: dict[str, Any] | None = response.command.update
+    return written
 
 
 @pytest.mark.parametrize(
@@ -306,9 +321,9 @@ def test_the_state_keeps_one_count_per_row_and_no_trace_of_each_failure(path: Pa
 
 
 def test_a_row_put_in_call_order_by_an_agent_built_again_from_the_checkpoint(path: Path) -> None:
-    # The run pauses before the hook that ends the rows, and each part of it runs on an agent
-    # built anew, as another worker would: the step's failures and successes come from the
-    # checkpoint alone.
+    # The run pauses before the model call whose step ends the rows, and each part of it
+    # runs on an agent built anew, as another worker would: the step's failures and
+    # successes come from the checkpoint alone.
     from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 
     saver = InMemorySaver()
@@ -323,7 +338,7 @@ def test_a_row_put_in_call_order_by_an_agent_built_again_from_the_checkpoint(pat
             tools=[flaky_tool()],
             middleware=[middleware],
             checkpointer=saver,
-            interrupt_before=[f"{middleware.name}.before_model"],
+            interrupt_before=["model"],
         )
         return built
 

@@ -3,7 +3,7 @@
 LangGraph counts each step of a run against `recursion_limit`. A run of M model calls takes
 2M steps with no middleware or the plain one. A budget, the record or listeners add one step
 at the run's start and one at its end; where malformed calls are counted (by default they
-are), also one before and one after each model call: 4M + 2, else 2M + 2.
+are), also one after each model call: 3M + 2, else 2M + 2.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ STEPS: dict[str, tuple[Middleware, int, int]] = {
     "plain": (lambda: [ToolErrorMiddleware(report_type_only)], 2, 0),
     "budget": (
         lambda: [ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=50))],
-        4,
+        3,
         2,
     ),
-    "record": (lambda: [ToolErrorMiddleware(report_type_only, record_failures=True)], 4, 2),
+    "record": (lambda: [ToolErrorMiddleware(report_type_only, record_failures=True)], 3, 2),
     "listeners": (
         lambda: [ToolErrorMiddleware(report_type_only, listeners=[lambda f: None])],
-        4,
+        3,
         2,
     ),
     "budget for exceptions": (

@@ -22,7 +22,7 @@ from tests._agents import Path, build_agent, call, failing_tool, run
 HOOKS = {"wrap_tool_call", "wrap_model_call"}
 """The hooks of a plain middleware, by their sync names."""
 
-WATCHING_HOOKS = HOOKS | {"before_agent", "before_model", "after_model", "after_agent"}
+WATCHING_HOOKS = HOOKS | {"before_agent", "after_model", "after_agent"}
 """The hooks of one with a budget, a record and a listener."""
 
 

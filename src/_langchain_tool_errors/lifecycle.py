@@ -147,7 +147,10 @@ def before_running(
 
 
 def before_model(
-    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
+    plan: Plan,
+    state: Mapping[str, Any],
+    runtime: Runtime[Any],
+    answered_by_langchain: frozenset[str] = frozenset(),
 ) -> Life[dict[str, Any] | None]:
     """Stop the run if a budget was spent; else settle the step the model will read.
 
@@ -156,9 +159,11 @@ def before_model(
     (`Accounts.in_call_order`). A middleware that watches replies first meets the
     malformed calls of the model's last reply that its hook after the model missed: a
     hook listed inside it sent the run back to the model, and LangGraph skipped the rest.
-    The error answers to that reply that this middleware did not settle were written by
-    another middleware (a limit, a person's review, one that answers a call itself): each
-    goes through the stages as a failure of the kind `"inner_middleware"`.
+    Those that langchain answered itself as this model call started
+    (`answered_by_langchain`) keep that answer: no route is asked for another. The error
+    answers to that reply that this middleware did not settle were written by another
+    middleware (a limit, a person's review, one that answers a call itself): each goes
+    through the stages as a failure of the kind `"inner_middleware"`.
 
     Raises:
         ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
@@ -166,7 +171,7 @@ def before_model(
     raise_stop(plan.name, state)
     accounts = plan.accounts
     ordered = None if accounts is None else accounts.in_call_order(state)
-    found = yield from unmet_malformed(plan, state, runtime)
+    found = yield from unmet_malformed(plan, state, runtime, answered_by_langchain)
     for failure, request, message in answered_elsewhere(state, runtime, plan.name):
         if plan.ignores(request) or is_closed(plan, request, state):
             continue
@@ -214,14 +219,18 @@ def repaired_reply(
 
 
 def unmet_malformed(
-    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
+    plan: Plan,
+    state: Mapping[str, Any],
+    runtime: Runtime[Any],
+    answered_by_langchain: frozenset[str] = frozenset(),
 ) -> Life[list[Settled]]:
     """The last reply's malformed calls this middleware takes and has not met, each routed.
 
-    Met after the model; else before the next model call, when a hook after the model
+    Met after the model; else as the next model call starts, when a hook after the model
     listed inside this one sent the run back to the model (a reply of only malformed
     calls, which another watching middleware of this package sends back) and LangGraph
-    skipped this one's. None for a middleware with no hook after the model.
+    skipped this one's. A call in `answered_by_langchain` is met with no route: it keeps
+    the answer langchain gave it. None for a middleware with no hook after the model.
     """
     found: list[Settled] = []
     if not plan.replies:
@@ -234,9 +243,10 @@ def unmet_malformed(
         if marks is None:
             kept: Mapping[str, int] = state.get(SETTLED_KEY) or {}
             marks, step = kept, step_of(state)
-        if met(marks, plan.name, step, id_of(request)):
+        call_id = id_of(request)
+        if met(marks, plan.name, step, call_id):
             continue
-        route = plan.table.route(failure, request)
+        route = None if call_id in answered_by_langchain else plan.table.route(failure, request)
         answer = None
         if route is not None:
             answer = yield from _answered(plan, route, failure, request)

@@ -33,7 +33,6 @@ from _langchain_tool_errors.lifecycle import (
     after_exception,
     after_model,
     after_result,
-    before_model,
     before_running,
     repaired_reply,
 )
@@ -694,13 +693,14 @@ class ToolErrorMiddleware(
             ```
         """
         plan, provider = self._plan, provider_of(request.model)
-        update = None
-        if plan.shape == "watching":  # the step settled here, where no node is needed
-            request, update = run(started(plan, request))
+        begun = None
+        if plan.watches:  # the step is settled here, where no node is needed
+            begun = run(started(plan, request))
+            request = begun.request
         messages = sent(request.messages, provider, plan.error_prefix)
         response = handler(request if messages is None else request.override(messages=messages))
         answer = run(repaired_reply(plan, response, request, provider))
-        return answer if update is None else with_update(answer, update)
+        return answer if begun is None else with_update(answer, begun)
 
     @override
     async def awrap_model_call(
@@ -750,15 +750,16 @@ class ToolErrorMiddleware(
             ```
         """
         plan, provider = self._plan, provider_of(request.model)
-        update = None
-        if plan.shape == "watching":
-            request, update = await arun(started(plan, request))
+        begun = None
+        if plan.watches:
+            begun = await arun(started(plan, request))
+            request = begun.request
         messages = sent(request.messages, provider, plan.error_prefix)
         response = await handler(
             request if messages is None else request.override(messages=messages)
         )
         answer = await arun(repaired_reply(plan, response, request, provider))
-        return answer if update is None else with_update(answer, update)
+        return answer if begun is None else with_update(answer, begun)
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
     # error; ty reports any narrowed `self` in an override as incompatible with the base.
@@ -961,30 +962,8 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
 
     Chosen when a budget counts malformed calls (every budget does, unless its `kinds` say
     otherwise), a route takes malformed calls, or failures are recorded or listened to:
-    malformed calls are seen only in the model's reply, never in a tool call. It settles
-    each step in a node before the model: a hook listed inside its hook after the model
-    may send the run straight back to the model, and the malformed calls it then missed
-    must be answered before langchain answers them itself, as the model call starts.
+    malformed calls are seen only in the model's reply, never in a tool call.
     """
-
-    # A stop found here ends the run: `after_agent` raises it once this step is saved.
-    @hook_config(can_jump_to=["end"])
-    @override
-    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Stop the run if a budget was spent; else settle the step the model will read.
-
-        See `lifecycle.before_model`.
-
-        Raises:
-            ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
-        """
-        return run(before_model(self._plan, state, runtime))
-
-    @hook_config(can_jump_to=["end"])
-    @override
-    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """`before_model` on the async path."""
-        return await arun(before_model(self._plan, state, runtime))
 
     # A stop found here ends the run: `after_agent` raises it once this step is saved. A
     # reply of only malformed calls goes back to the model, which reads their answers.

@@ -16,7 +16,7 @@ failure that spent it. Running the thread again meets the same answers and the s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
@@ -24,6 +24,7 @@ from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.types import Command, Overwrite
 
 from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
+from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.effects import Life
 from _langchain_tool_errors.lifecycle import before_model
 from _langchain_tool_errors.plan import Plan
@@ -31,9 +32,18 @@ from _langchain_tool_errors.state import COUNTS_KEY, STOPS_KEY, BudgetStop, rewr
 from _langchain_tool_errors.stopping import as_signal, raised, running_config
 
 
-def started(
-    plan: Plan, request: ModelRequest[Any]
-) -> Life[tuple[ModelRequest[Any], dict[str, Any] | None]]:
+class Started(NamedTuple):
+    """The model call's step as it starts: what the model reads, and what it writes."""
+
+    request: ModelRequest[Any]
+    """The request the model reads, with the answers met here in place."""
+    update: dict[str, Any] | None
+    """What the step writes besides the model's reply, if anything."""
+    added: list[ToolMessage]
+    """Answers to calls nothing had answered, which come before the reply."""
+
+
+def started(plan: Plan, request: ModelRequest[Any]) -> Life[Started]:
     """The request as the model reads it, and what this step writes before the reply.
 
     Raises:
@@ -41,12 +51,13 @@ def started(
             before or by an answer met here.
     """
     state: Mapping[str, Any] = request.state
+    by_langchain = _answered_by_langchain(request) if plan.replies else frozenset[str]()
     try:
-        update = yield from before_model(plan, state, request.runtime)
+        update = yield from before_model(plan, state, request.runtime, by_langchain)
     except ToolErrorBudgetExceeded as saved:  # saved by the step before
         raise as_signal(saved) from saved.__cause__
     if update is None:
-        return request, None
+        return Started(request, None, [])
     stops: dict[str, BudgetStop] | None = update.get(STOPS_KEY)
     if stops:  # an answer met here spent the budget: this step writes nothing
         found = raised(plan.name, stops[plan.name], running_config())
@@ -57,26 +68,53 @@ def started(
         ordered: dict[str, int] = counts.value
         current: dict[str, int] = state.get(COUNTS_KEY) or {}
         update[COUNTS_KEY] = rewritten(current, ordered)
-    answers: list[ToolMessage] = update.get("messages") or []
+    answers: list[ToolMessage] = update.pop("messages", None) or []
+    # An answer with an id replaces the message written before; one with none answers a
+    # call nothing had answered, unless langchain answered it as this step started.
+    replaced = [answer for answer in answers if answer.id]
+    added = [a for a in answers if not a.id and a.tool_call_id not in by_langchain]
+    if replaced:
+        update["messages"] = replaced
     if answers:
-        request = request.override(messages=_replacing(request.messages, answers))
-    return request, update
+        read = [*_replacing(request.messages, replaced), *added]
+        request = request.override(messages=read)
+    return Started(request, update or None, added)
 
 
 def with_update(
-    answer: ModelResponse[Any] | ExtendedModelResponse[Any], update: dict[str, Any]
-) -> ExtendedModelResponse[Any]:
-    """The model's answer, carrying `update` too: the step writes both.
+    answer: ModelResponse[Any] | ExtendedModelResponse[Any], begun: Started
+) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+    """The model's answer, with what the step's start writes: the step writes both.
 
-    A repair's update (its records) comes after `update`'s.
+    The answers added come before the reply; a repair's update (its records) comes after
+    the start's.
     """
-    if isinstance(answer, ModelResponse):
-        return ExtendedModelResponse(model_response=answer, command=Command(update=update))
-    extra: dict[str, Any] = {} if answer.command is None else dict(answer.command.update or {})
-    written = dict(update)
+    response = answer if isinstance(answer, ModelResponse) else answer.model_response
+    command = None if isinstance(answer, ModelResponse) else answer.command
+    if begun.added:
+        response = ModelResponse(
+            result=[*begun.added, *response.result],
+            structured_response=response.structured_response,
+        )
+    written = dict(begun.update or {})
+    extra: dict[str, Any] = {} if command is None else dict(command.update or {})
     for key, value in extra.items():  # only the records can be in both
         written[key] = [*written[key], *value] if key in written else value
-    return ExtendedModelResponse(model_response=answer.model_response, command=Command(update=written))
+    if not written:
+        return response
+    return ExtendedModelResponse(model_response=response, command=Command(update=written))
+
+
+def _answered_by_langchain(request: ModelRequest[Any]) -> frozenset[str]:
+    """The calls of the last reply that langchain answered as this model call started.
+
+    `create_agent` answers each malformed call nothing answered in the messages it gives
+    the model call, and writes those answers with the step: they are in the request, and
+    not yet in the state.
+    """
+    _, in_state = last_reply(request.state)
+    _, in_request = last_reply({"messages": request.messages})
+    return in_request - in_state
 
 
 def _replacing(messages: list[AnyMessage], answers: list[ToolMessage]) -> list[AnyMessage]:

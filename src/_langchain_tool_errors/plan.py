@@ -39,8 +39,7 @@ Shape: TypeAlias = Literal["plain", "watching", "replying"]
 - `"watching"`: also a hook at the run's start (counts and record from zero) and one at
   its end (a stop of the last step); each step is settled as the model call starts, in
   the model call's own step (a stop saved before raised; answers written elsewhere met);
-- `"replying"`: that work in a hook before each model call instead, and a hook after each
-  model reply (its malformed calls).
+- `"replying"`: also a hook after each model reply (its malformed calls).
 """
 
 

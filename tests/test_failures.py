@@ -494,6 +494,34 @@ def test_a_budget_stops_malformed_calls_beside_another_watching_middleware(
     )
 
 
+def test_a_malformed_call_langchain_answered_as_the_model_call_started_keeps_one_answer(
+    path: Path,
+) -> None:
+    # The inner middleware sends a reply of only malformed calls back to the model from its
+    # hook after the model, unanswered: the outer one's hook there never runs. langchain
+    # answers the call itself as the next model call starts. The outer one meets the call
+    # in that step, without its route for malformed calls: the call keeps langchain's
+    # answer, its only one, and the outer one's listener is told of it once.
+    told: list[ToolFailure] = []
+    outer = ToolErrorMiddleware.from_routes(
+        [Route(MalformedToolCall, lambda failure, request: "send it again")],
+        listeners=[told.append],
+        name="outer",
+    )
+    inner = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=5), name="inner")
+    agent = agent_of([lookup_tool()], [outer, inner], [MALFORMED_ONLY, AIMessage("done")])
+
+    result = run(agent, path)
+
+    answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert [m.tool_call_id for m in answers] == [CUT_SHORT["id"]]
+    assert "send it again" not in answers[0].text
+    assert [(f["middleware"], f["kind"], f["route"]) for f in told] == [
+        ("outer", "malformed_call", None)
+    ]
+    assert result["messages"][-1].text == "done"
+
+
 class RefusesEveryCall(AgentMiddleware[AgentState[Any], Any, Any]):
     """Answers each valid call of a reply with an error in place of running it, and sends the
     run back to the model, so the hooks after the model of middleware outside it never run."""

@@ -5,9 +5,10 @@ spent. Raising there would throw away everything the step wrote (the results of 
 beside the stopping one, the failure that stopped it in the record) and leave the model's
 calls without answers, which providers refuse on the thread's next input. Instead the
 stopping call is answered with a text saying a budget stopped the run, the stop is written
-to the agent state beside the step's other results, and the middleware's next hook
-(`before_model`, before the model can be called again, or `after_agent` at the run's end)
-raises `ToolErrorBudgetExceeded` from what the state says. The step's results are then in the
+to the agent state beside the step's other results, and the middleware raises
+`ToolErrorBudgetExceeded` from what the state says where it next runs: as the next model
+call starts (`model_step.started`, as a `StopBeforeTheModel`), or at the run's end
+(`after_agent`). The step's results are then in the
 checkpoint, and the next input on the thread starts from a conversation in which every call
 has exactly one answer.
 """

@@ -268,7 +268,9 @@ def test_a_success_goes_back_as_it_came_and_its_row_ends_before_the_next_model_c
     assert model_step_update(middleware, elsewhere) is None
 
 
-def model_step_update(middleware: ToolErrorMiddleware, state: SettledState) -> dict[str, Any] | None:
+def model_step_update(
+    middleware: ToolErrorMiddleware, state: SettledState
+) -> dict[str, Any] | None:
     """What the model call's step writes besides the reply, from `state`."""
     done = AIMessage("done")
     model = ScriptedChatModel(script=[done])

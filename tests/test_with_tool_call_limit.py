@@ -504,6 +504,35 @@ def test_a_stop_met_before_the_model_is_raised_with_a_model_retry_listed_outside
     assert again["messages"][-1].text == DONE.text
 
 
+def test_a_block_met_as_a_retried_model_call_starts_is_told_once(path: Path) -> None:
+    # ModelRetryMiddleware outside calls the model call's step again after the model fails,
+    # and ours meets the limit's blocks of e2 and e3 as each attempt starts. Its listener
+    # is told of each block once, when a model call has answered; the record keeps each once.
+    told: list[ToolFailure] = []
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware(report_type_only, record_failures=True, listeners=[told.append])
+    retrying = ModelRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)
+    attempts: list[int] = []
+
+    def unreachable_once(messages: Sequence[BaseMessage]) -> AIMessage:
+        attempts.append(len(attempts))
+        if len(attempts) == 1:
+            raise ConnectionError("the model is unreachable")
+        return DONE
+
+    script = [*ONE_THEN_TWO, Repeat(unreachable_once)]
+    agent = agent_of([echo_tool()], [retrying, limit, ours], script)
+
+    result = run(agent, path)
+
+    assert len(attempts) == 2
+    assert result["messages"][-1].text == DONE.text
+    blocks = [("e2", "inner_middleware"), ("e3", "inner_middleware")]
+    assert [(f["call_id"], f["kind"]) for f in told] == blocks
+    failures: list[ToolFailure] = result["tool_failures"]
+    assert [(f["call_id"], f["kind"]) for f in failures] == blocks
+
+
 def test_the_limits_blocks_in_the_reply_whose_failure_stops_the_run_are_never_met(
     path: Path, order: str
 ) -> None:

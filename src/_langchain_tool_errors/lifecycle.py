@@ -131,7 +131,7 @@ def before_running(
             return answered_by_person(decision["text"], request)
         answer, record = stopped(plan, stopped_by_person(held[1]), request, by_person=True)
         if record is not None:
-            yield from _told(plan, [record])
+            yield from told(plan, [record])
         return answer
     repeats = plan.repeats
     if repeats is None:
@@ -151,8 +151,12 @@ def before_model(
     state: Mapping[str, Any],
     runtime: Runtime[Any],
     answered_by_langchain: frozenset[str] = frozenset(),
-) -> Life[dict[str, Any] | None]:
+) -> Life[tuple[dict[str, Any] | None, list[ToolFailure]]]:
     """Stop the run if a budget was spent; else settle the step the model will read.
+
+    Returns the update and the records the listeners are to be told of: the caller tells
+    them once the model has answered, so that a model call another middleware retries
+    tells them once.
 
     A budget spent in the step before is raised here, now that the step is saved. The
     step's failures in a row are put in call order with its successes
@@ -182,10 +186,8 @@ def before_model(
             answer = yield from _answered(plan, route, failure, request, message)
         found.append(Settled(failure, request, answer, _position(route), message.id))
     if not found:
-        return None if ordered is None else {COUNTS_KEY: Overwrite(ordered)}
-    update, records = settle(plan, state, found, ordered)
-    yield from _told(plan, records)
-    return update
+        return (None if ordered is None else {COUNTS_KEY: Overwrite(ordered)}), []
+    return settle(plan, state, found, ordered)
 
 
 def after_model(
@@ -198,7 +200,7 @@ def after_model(
     """
     found = yield from unmet_malformed(plan, state, runtime)
     update, records = settle(plan, state, found)
-    yield from _told(plan, records)
+    yield from told(plan, records)
     return back_to_the_model(state, found, update)
 
 
@@ -214,7 +216,7 @@ def repaired_reply(
     if fixed is None:
         return response
     result, records = fixed
-    yield from _told(plan, records)
+    yield from told(plan, records)
     return result
 
 
@@ -294,7 +296,7 @@ def _finish(
     """Count and record a failure with its message, tell the listeners, then answer."""
     answer, record = conclude(plan, message, failure, request, _position(route))
     if record is not None:
-        yield from _told(plan, [record])
+        yield from told(plan, [record])
     return answer
 
 
@@ -318,7 +320,7 @@ def _propagated(
     yield Tell(recorder, recorder.failure(failure, request, _position(route), "propagated"))
 
 
-def _told(plan: Plan, records: list[ToolFailure]) -> Life[None]:
+def told(plan: Plan, records: list[ToolFailure]) -> Life[None]:
     """Tell the listeners of each record, in order."""
     recorder = plan.recorder
     if recorder is not None:

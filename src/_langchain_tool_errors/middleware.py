@@ -37,7 +37,7 @@ from _langchain_tool_errors.lifecycle import (
     repaired_reply,
 )
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, sent
-from _langchain_tool_errors.model_step import started, with_update
+from _langchain_tool_errors.model_step import finished, started
 from _langchain_tool_errors.modes import AsyncOnly, HandlerMode, SyncCapable
 from _langchain_tool_errors.pausing import Release
 from _langchain_tool_errors.plan import Plan, Shape, compile_plan
@@ -699,8 +699,9 @@ class ToolErrorMiddleware(
             request = begun.request
         messages = sent(request.messages, provider, plan.error_prefix)
         response = handler(request if messages is None else request.override(messages=messages))
-        answer = run(repaired_reply(plan, response, request, provider))
-        return answer if begun is None else with_update(answer, begun)
+        if begun is None:
+            return run(repaired_reply(plan, response, request, provider))
+        return run(finished(plan, begun, response, request, provider))
 
     @override
     async def awrap_model_call(
@@ -758,8 +759,9 @@ class ToolErrorMiddleware(
         response = await handler(
             request if messages is None else request.override(messages=messages)
         )
-        answer = await arun(repaired_reply(plan, response, request, provider))
-        return answer if begun is None else with_update(answer, begun)
+        if begun is None:
+            return await arun(repaired_reply(plan, response, request, provider))
+        return await arun(finished(plan, begun, response, request, provider))
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
     # error; ty reports any narrowed `self` in an override as incompatible with the base.

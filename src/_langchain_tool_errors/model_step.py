@@ -26,8 +26,10 @@ from langgraph.types import Command, Overwrite
 from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
 from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.effects import Life
-from _langchain_tool_errors.lifecycle import before_model
+from _langchain_tool_errors.lifecycle import before_model, repaired_reply, told
 from _langchain_tool_errors.plan import Plan
+from _langchain_tool_errors.providers import Provider
+from _langchain_tool_errors.record_types import ToolFailure
 from _langchain_tool_errors.state import COUNTS_KEY, STOPS_KEY, BudgetStop, rewritten
 from _langchain_tool_errors.stopping import as_signal, raised, running_config
 
@@ -41,6 +43,8 @@ class Started(NamedTuple):
     """What the step writes besides the model's reply, if anything."""
     added: list[ToolMessage]
     """Answers to calls nothing had answered, which come before the reply."""
+    records: list[ToolFailure]
+    """The failures met, which the listeners are told of once the model has answered."""
 
 
 def started(plan: Plan, request: ModelRequest[Any]) -> Life[Started]:
@@ -53,13 +57,14 @@ def started(plan: Plan, request: ModelRequest[Any]) -> Life[Started]:
     state: Mapping[str, Any] = request.state
     by_langchain = _answered_by_langchain(request) if plan.replies else frozenset[str]()
     try:
-        update = yield from before_model(plan, state, request.runtime, by_langchain)
+        update, records = yield from before_model(plan, state, request.runtime, by_langchain)
     except ToolErrorBudgetExceeded as saved:  # saved by the step before
         raise as_signal(saved) from saved.__cause__
     if update is None:
-        return Started(request, None, [])
+        return Started(request, None, [], records)
     stops: dict[str, BudgetStop] | None = update.get(STOPS_KEY)
     if stops:  # an answer met here spent the budget: this step writes nothing
+        yield from told(plan, records)
         found = raised(plan.name, stops[plan.name], running_config())
         raise as_signal(found) from found.__cause__
     counts = update.get(COUNTS_KEY)
@@ -78,17 +83,24 @@ def started(plan: Plan, request: ModelRequest[Any]) -> Life[Started]:
     if answers:
         read = [*_replacing(request.messages, replaced), *added]
         request = request.override(messages=read)
-    return Started(request, update or None, added)
+    return Started(request, update or None, added, records)
 
 
-def with_update(
-    answer: ModelResponse[Any] | ExtendedModelResponse[Any], begun: Started
-) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-    """The model's answer, with what the step's start writes: the step writes both.
+def finished(
+    plan: Plan,
+    begun: Started,
+    response: ModelResponse[Any],
+    request: ModelRequest[Any],
+    provider: Provider,
+) -> Life[ModelResponse[Any] | ExtendedModelResponse[Any]]:
+    """The model's answer, repaired, with what the step's start writes: the step writes both.
 
-    The answers added come before the reply; a repair's update (its records) comes after
-    the start's.
+    The listeners are told of the failures met as the step started, now that the model
+    has answered, and then of the repairs. The answers added come before the reply; a
+    repair's update (its records) comes after the start's.
     """
+    yield from told(plan, begun.records)
+    answer = yield from repaired_reply(plan, response, request, provider)
     response = answer if isinstance(answer, ModelResponse) else answer.model_response
     command = None if isinstance(answer, ModelResponse) else answer.command
     if begun.added:

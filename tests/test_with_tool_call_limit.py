@@ -522,7 +522,7 @@ def test_a_block_met_as_a_retried_model_call_starts_is_told_once(path: Path) -> 
             raise ConnectionError("the model is unreachable")
         return DONE
 
-    script = [*ONE_THEN_TWO, Repeat(unreachable_once)]
+    script: list[ScriptStep | Repeat] = [*ONE_THEN_TWO, Repeat(unreachable_once)]
     agent = agent_of([echo_tool()], [retrying, limit, ours], script)
 
     result = run(agent, path)

@@ -124,6 +124,13 @@ class StopBeforeTheModel(ToolErrorBudgetExceeded, GraphBubbleUp):
     """
 
 
+# Named as the budget's exception wherever a caller reads a name: a traceback, the
+# LangGraph server's error of a run, a log. It is that exception, raised in another place.
+StopBeforeTheModel.__name__ = ToolErrorBudgetExceeded.__name__
+StopBeforeTheModel.__qualname__ = ToolErrorBudgetExceeded.__qualname__
+StopBeforeTheModel.__module__ = ToolErrorBudgetExceeded.__module__
+
+
 def as_signal(stop: ToolErrorBudgetExceeded) -> StopBeforeTheModel:
     """`stop`, to be raised in a model call's step, chained as it is."""
     if isinstance(stop, StopBeforeTheModel):

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, Protocol
 import pytest
 from deepagents import SubAgent
 from langchain.agents.middleware import AgentMiddleware, InterruptOnConfig
+from langchain.agents.middleware import ToolErrorMiddleware as LangchainToolErrorMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
@@ -528,6 +529,25 @@ def test_a_sub_agents_budget_stop_is_a_failure_of_task_to_the_parent(
     assert [(f["middleware"], f["call_id"], f["error_type"]) for f in failures] == [
         ("ToolErrorMiddleware", "t1", "langchain_tool_errors.ToolErrorBudgetExceeded")
     ]
+
+
+def test_a_sub_agents_stop_passes_through_langchains_middleware_in_the_parent(
+    path: Path,
+) -> None:
+    # The sub-agent's stop is raised as its next model call starts, as a LangGraph signal
+    # that no model-call wrapper retries. langchain's `ToolErrorMiddleware` in the parent
+    # lets LangGraph's signals through: the parent's run stops with the sub-agent's.
+    tools = [failing_tool("bad", LookupError("x"))]
+    budgeted = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1), name="sub")
+    helper = sub_agent(steps([call("bad", "s1")], [call("bad", "s2")]), tools, [budgeted])
+    theirs = LangchainToolErrorMiddleware(on_error=lambda exc, request: "failed")
+    agent = deep_agent(
+        steps([ask_helper("t1")]), tools=tools, middleware=[theirs], subagents=[helper]
+    )
+
+    with pytest.raises(ToolErrorBudgetExceeded) as stopped:
+        run(agent, path)
+    assert (stopped.value.tool, stopped.value.count) == ("bad", 2)
 
 
 # E. A forked sub-agent: the parent's state, and the parent's middleware instance (C28).

@@ -37,7 +37,7 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
-from tests._agents import Agent, Path, call, echo_tool, failing_tool, run, tool_messages
+from tests._agents import Agent, Path, call, echo_tool, failing_tool, rerun, run, tool_messages
 from tests._postgres import Postgres
 from tests._processes import run_python
 
@@ -1040,7 +1040,13 @@ def test_a_person_s_stop_leaves_the_thread_as_a_stop_budget_s_stop_does(
             run_to_the_stop(agent, path)
         stops[when_spent] = spent.value
         records[when_spent] = agent.get_state(CONFIG).values.get("tool_failures", [])
-        told[when_spent] = told[when_spent].copy()  # the next input's failures come after
+        told[when_spent] = told[when_spent].copy()  # what comes after is not compared
+        # The person's decision ended the pause: nothing is left to resume, and running
+        # the thread again raises the same stop.
+        assert agent.get_state(CONFIG).interrupts == ()
+        with pytest.raises(ToolErrorBudgetExceeded) as again:
+            rerun(agent, path, CONFIG)
+        assert (again.value.tool, again.value.count) == (spent.value.tool, spent.value.count)
         after = run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
         assert after["messages"][-1].text == "done"
         assert answered_once(after["messages"])
@@ -1060,11 +1066,12 @@ def test_a_person_s_stop_leaves_the_thread_as_a_stop_budget_s_stop_does(
     assert told["interrupt"][-1] == person_s.failure
     assert told["stop"][-1] == budget_s.failure
     if recorded:
-        # A limit's block is met as the next model call starts, inside that call's step:
-        # the stop it spends is raised there, and the step writes nothing. The stopping
-        # entry is then on the exception, not in the checkpoint's record.
+        # A limit's block is met as the next model call starts: with a "stop" budget,
+        # inside that call's step, where the stop it spends is raised, and the step writes
+        # nothing. The stopping entry is then on the exception, not in the checkpoint's
+        # record. An "interrupt" budget meets it in a node of its own, which is saved.
+        assert records["interrupt"] == told["interrupt"]
         in_the_checkpoint = slice(None, -1) if site == "block" else slice(None)
-        assert records["interrupt"] == told["interrupt"][in_the_checkpoint]
         assert records["stop"] == told["stop"][in_the_checkpoint]
     else:
         assert records == {"stop": [], "interrupt": []}

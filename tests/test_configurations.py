@@ -27,6 +27,7 @@ from tests._agents import echo_tool
 
 WATCHING = ["after_agent", "before_agent"]
 REPLYING = ["after_agent", "after_model", "before_agent"]
+PAUSING = ["after_agent", "after_model", "before_agent", "before_model"]
 COUNTING = ["tool_error_budget_counts", "tool_error_budget_stops", "tool_error_settled"]
 
 
@@ -53,7 +54,7 @@ GRAPHS: list[tuple[str, ToolErrorMiddleware, list[str], list[str]]] = [
         ToolErrorMiddleware(
             report_type_only, budget=ErrorBudget(per_tool=3, when_spent="interrupt")
         ),
-        REPLYING,
+        PAUSING,
         sorted([*COUNTING, "tool_error_budget_held"]),
     ),
     (

@@ -3,7 +3,8 @@
 LangGraph counts each step of a run against `recursion_limit`. A run of M model calls takes
 2M steps with no middleware or the plain one. A budget, the record or listeners add one step
 at the run's start and one at its end; where malformed calls are counted (by default they
-are), also one after each model call: 3M + 2, else 2M + 2.
+are), also one after each model call: 3M + 2, else 2M + 2. An "interrupt" budget adds one
+before each model call too.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ Middleware = Callable[[], list[AgentMiddleware[Any, Any, Any]]]
 
 EXCEPTION: tuple[FailureKind, ...] = ("exception",)
 EXCEPTIONS_ONLY = ErrorBudget(per_run=50, kinds=EXCEPTION)
+PAUSING = ErrorBudget(per_run=50, when_spent="interrupt")
+PAUSING_EXCEPTIONS_ONLY = ErrorBudget(per_run=50, kinds=EXCEPTION, when_spent="interrupt")
 
 STEPS: dict[str, tuple[Middleware, int, int]] = {
     "no middleware": (lambda: [], 2, 0),
@@ -42,6 +45,16 @@ STEPS: dict[str, tuple[Middleware, int, int]] = {
     "budget for exceptions": (
         lambda: [ToolErrorMiddleware(report_type_only, budget=EXCEPTIONS_ONLY)],
         2,
+        2,
+    ),
+    "'interrupt' budget": (
+        lambda: [ToolErrorMiddleware(report_type_only, budget=PAUSING)],
+        4,
+        2,
+    ),
+    "'interrupt' budget for exceptions": (
+        lambda: [ToolErrorMiddleware(report_type_only, budget=PAUSING_EXCEPTIONS_ONLY)],
+        3,
         2,
     ),
 }

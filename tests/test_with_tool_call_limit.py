@@ -535,6 +535,46 @@ def test_a_block_met_as_a_retried_model_call_starts_is_told_once(path: Path) -> 
     assert [(f["call_id"], f["kind"]) for f in failures] == blocks
 
 
+def test_running_a_thread_stopped_by_a_block_again_meets_the_blocks_again(path: Path) -> None:
+    # The step that met the blocks and stopped the run wrote nothing: running the thread
+    # again meets them again, tells the listener again, and raises the same stop.
+    told: list[ToolFailure] = []
+    ours = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_tool=1), listeners=[told.append]
+    )
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    agent = agent_of([echo_tool()], [limit, ours], [*ONE_THEN_TWO, DONE], InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "met again"}}
+
+    with pytest.raises(ToolErrorBudgetExceeded):
+        run(agent, path, {"messages": [HumanMessage("go")]}, config)
+    with pytest.raises(ToolErrorBudgetExceeded) as again:
+        rerun(agent, path, config)
+
+    assert (again.value.tool, again.value.count) == ("echo", 2)
+    met = [(f["call_id"], f["outcome"]) for f in told]
+    assert met == [("e2", "answered"), ("e3", "stopped")] * 2
+
+
+def test_a_stop_met_inside_still_tells_the_listeners_of_a_middleware_outside(path: Path) -> None:
+    # The inner middleware's budget is spent by the limit's block of e3, met as the next
+    # model call starts, and it stops the run there. The outer one met both blocks in the
+    # same step: its listener is told of each, though the model is never called.
+    told: list[ToolFailure] = []
+    outer = ToolErrorMiddleware(report_type_only, listeners=[told.append], name="outer")
+    inner = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=1), name="inner")
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    agent = agent_of([echo_tool()], [outer, inner, limit], [*ONE_THEN_TWO, DONE])
+
+    with pytest.raises(ToolErrorBudgetExceeded):
+        run(agent, path)
+
+    assert [(f["middleware"], f["call_id"], f["outcome"]) for f in told] == [
+        ("outer", "e2", "answered"),
+        ("outer", "e3", "answered"),
+    ]
+
+
 def test_the_limits_blocks_in_the_reply_whose_failure_stops_the_run_are_never_met(
     path: Path, order: str
 ) -> None:

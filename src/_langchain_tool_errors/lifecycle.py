@@ -147,6 +147,21 @@ def before_running(
 
 
 def before_model(
+    plan: Plan, state: Mapping[str, Any], runtime: Runtime[Any]
+) -> Life[dict[str, Any] | None]:
+    """The hook before the model of an "interrupt" budget's middleware: see `settled_step`.
+
+    A stop found here ends the run, once this step is saved (`after_agent` raises it).
+
+    Raises:
+        ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent before.
+    """
+    update, records = yield from settled_step(plan, state, runtime)
+    yield from told(plan, records)
+    return update
+
+
+def settled_step(
     plan: Plan,
     state: Mapping[str, Any],
     runtime: Runtime[Any],
@@ -154,9 +169,9 @@ def before_model(
 ) -> Life[tuple[dict[str, Any] | None, list[ToolFailure]]]:
     """Stop the run if a budget was spent; else settle the step the model will read.
 
-    Returns the update and the records the listeners are to be told of: the caller tells
-    them once the model has answered, so that a model call another middleware retries
-    tells them once.
+    Returns the update and the records the listeners are to be told of. In the model
+    call's own step, they are told once the model has answered, so that a model call
+    another middleware retries tells them once.
 
     A budget spent in the step before is raised here, now that the step is saved. The
     step's failures in a row are put in call order with its successes
@@ -170,7 +185,8 @@ def before_model(
     through the stages as a failure of the kind `"inner_middleware"`.
 
     Raises:
-        ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
+        ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent in the step
+            before (a stop found here is in the update).
     """
     raise_stop(plan.name, state)
     accounts = plan.accounts

@@ -33,8 +33,10 @@ from _langchain_tool_errors.lifecycle import (
     after_exception,
     after_model,
     after_result,
+    before_model,
     before_running,
     repaired_reply,
+    told,
 )
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, sent
 from _langchain_tool_errors.model_step import finished, started
@@ -694,11 +696,16 @@ class ToolErrorMiddleware(
         """
         plan, provider = self._plan, provider_of(request.model)
         begun = None
-        if plan.watches:  # the step is settled here, where no node is needed
+        if plan.settles_in_model_step:  # here, where no node is needed
             begun = run(started(plan, request))
             request = begun.request
         messages = sent(request.messages, provider, plan.error_prefix)
-        response = handler(request if messages is None else request.override(messages=messages))
+        try:
+            response = handler(request if messages is None else request.override(messages=messages))
+        except StopBeforeTheModel:  # one listed inside stopped the run: tell what was met
+            if begun is not None:
+                run(told(plan, begun.records))
+            raise
         if begun is None:
             return run(repaired_reply(plan, response, request, provider))
         return run(finished(plan, begun, response, request, provider))
@@ -752,13 +759,18 @@ class ToolErrorMiddleware(
         """
         plan, provider = self._plan, provider_of(request.model)
         begun = None
-        if plan.watches:
+        if plan.settles_in_model_step:
             begun = await arun(started(plan, request))
             request = begun.request
         messages = sent(request.messages, provider, plan.error_prefix)
-        response = await handler(
-            request if messages is None else request.override(messages=messages)
-        )
+        try:
+            response = await handler(
+                request if messages is None else request.override(messages=messages)
+            )
+        except StopBeforeTheModel:
+            if begun is not None:
+                await arun(told(plan, begun.records))
+            raise
         if begun is None:
             return await arun(repaired_reply(plan, response, request, provider))
         return await arun(finished(plan, begun, response, request, provider))
@@ -982,9 +994,46 @@ class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _E
         return await arun(after_model(self._plan, state, runtime))
 
 
+class _PausingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
+    """A watching middleware with an "interrupt" budget: it settles each step in a hook.
+
+    A person's decision at a pause as the model call starts ends that pause only in a
+    step that is saved; a model call's step that stops the run writes nothing, and would
+    leave the pause pending. So the step is settled in a node before the model.
+    """
+
+    # A stop found here ends the run: `after_agent` raises it once this step is saved.
+    @hook_config(can_jump_to=["end"])
+    @override
+    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Stop the run if a budget was spent; else settle the step the model will read.
+
+        See `lifecycle.before_model`.
+
+        Raises:
+            ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
+        """
+        return run(before_model(self._plan, state, runtime))
+
+    @hook_config(can_jump_to=["end"])
+    @override
+    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """`before_model` on the async path."""
+        return await arun(before_model(self._plan, state, runtime))
+
+
+class _PausingReplyingToolErrorMiddleware(
+    _PausingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
+    _ReplyingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
+):
+    """A pausing middleware that also answers after each model reply."""
+
+
 _CLASSES: dict[Shape, type[ToolErrorMiddleware[Any, Any, Any]]] = {
     "plain": ToolErrorMiddleware,
     "watching": _WatchingToolErrorMiddleware,
     "replying": _ReplyingToolErrorMiddleware,
+    "pausing": _PausingToolErrorMiddleware,
+    "pausing_replying": _PausingReplyingToolErrorMiddleware,
 }
 """The class of each graph shape: langchain makes a node of each model and agent hook."""

@@ -2,7 +2,7 @@
 
 A middleware that counts, records or listens settles the step the model is about to read:
 a stop saved by the step before is raised, the step's failures in a row are put in call
-order, and the error answers another middleware wrote are met (`lifecycle.before_model`).
+order, and the error answers another middleware wrote are met (`lifecycle.settled_step`).
 Done in a node of its own, that costs a graph step for every model call; done here, in
 `wrap_model_call`, it costs none. What it writes goes out with the model's reply
 (`ExtendedModelResponse`), and the model reads the answers it replaced.
@@ -23,15 +23,14 @@ from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.types import Command, Overwrite
 
-from _langchain_tool_errors.budget import ToolErrorBudgetExceeded
 from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.effects import Life
-from _langchain_tool_errors.lifecycle import before_model, repaired_reply, told
+from _langchain_tool_errors.lifecycle import repaired_reply, settled_step, told
 from _langchain_tool_errors.plan import Plan
 from _langchain_tool_errors.providers import Provider
 from _langchain_tool_errors.record_types import ToolFailure
-from _langchain_tool_errors.state import COUNTS_KEY, STOPS_KEY, BudgetStop, rewritten
-from _langchain_tool_errors.stopping import as_signal, raised, running_config
+from _langchain_tool_errors.state import COUNTS_KEY, FAILURES_KEY, STOPS_KEY, BudgetStop, rewritten
+from _langchain_tool_errors.stopping import as_signal, raised, running_config, saved_stop
 
 
 class Started(NamedTuple):
@@ -56,10 +55,10 @@ def started(plan: Plan, request: ModelRequest[Any]) -> Life[Started]:
     """
     state: Mapping[str, Any] = request.state
     by_langchain = _answered_by_langchain(request) if plan.replies else frozenset[str]()
-    try:
-        update, records = yield from before_model(plan, state, request.runtime, by_langchain)
-    except ToolErrorBudgetExceeded as saved:  # saved by the step before
+    saved = saved_stop(plan.name, state)
+    if saved is not None:  # the step before spent the budget
         raise as_signal(saved) from saved.__cause__
+    update, records = yield from settled_step(plan, state, request.runtime, by_langchain)
     if update is None:
         return Started(request, None, [], records)
     stops: dict[str, BudgetStop] | None = update.get(STOPS_KEY)
@@ -110,8 +109,8 @@ def finished(
         )
     written = dict(begun.update or {})
     extra: dict[str, Any] = {} if command is None else dict(command.update or {})
-    for key, value in extra.items():  # only the records can be in both
-        written[key] = [*written[key], *value] if key in written else value
+    for key, value in extra.items():  # the repair's records come after the start's
+        written[key] = [*written[key], *value] if key == FAILURES_KEY and key in written else value
     if not written:
         return response
     return ExtendedModelResponse(model_response=response, command=Command(update=written))

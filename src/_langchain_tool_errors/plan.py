@@ -32,15 +32,27 @@ from _langchain_tool_errors.route_table import RouteTable, except_clause, select
 from _langchain_tool_errors.routes import Route
 from _langchain_tool_errors.tool_calls import tool_name
 
-Shape: TypeAlias = Literal["plain", "watching", "replying"]
+Shape: TypeAlias = Literal["plain", "watching", "replying", "pausing", "pausing_replying"]
 """The graph a middleware needs, by the hooks langchain makes nodes of:
 
 - `"plain"`: the tool-call and model-call hooks only, which add no node;
 - `"watching"`: also a hook at the run's start (counts and record from zero) and one at
   its end (a stop of the last step); each step is settled as the model call starts, in
   the model call's own step (a stop saved before raised; answers written elsewhere met);
-- `"replying"`: also a hook after each model reply (its malformed calls).
+- `"replying"`: also a hook after each model reply (its malformed calls);
+- `"pausing"`, `"pausing_replying"`: an "interrupt" budget's, which settle each step in a
+  hook before the model instead: a person's decision at a pause there must be saved with
+  the step it ends, and a model call's step that stops writes nothing.
 """
+
+
+_SHAPES: dict[tuple[bool, bool], Shape] = {
+    (False, False): "watching",
+    (False, True): "replying",
+    (True, False): "pausing",
+    (True, True): "pausing_replying",
+}
+"""A watching configuration's shape: whether it may hold a tool, and whether it replies."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,6 +111,11 @@ class Plan:
         return accounts if accounts is not None and accounts.holds else None
 
     @property
+    def settles_in_model_step(self) -> bool:
+        """Whether each step is settled in the model call's own step, not a hook before it."""
+        return self.shape in ("watching", "replying")
+
+    @property
     def closing(self) -> Accounts | None:
         """The accounts, when a "tell" budget may close a tool; else `None`."""
         accounts = self.accounts
@@ -148,7 +165,7 @@ def compile_plan(
                 for taken in route.exceptions
             )
         )
-        shape = "replying" if replies else "watching"
+        shape = _SHAPES[accounts is not None and accounts.holds, replies]
     return Plan(
         name=checked_name,
         routes=routes,
@@ -163,7 +180,7 @@ def compile_plan(
         repair=checked_repair,
         shape=shape,
         watches=shape != "plain",
-        replies=shape == "replying",
+        replies=shape in ("replying", "pausing_replying"),
         looks=repeats is not None or (accounts is not None and (accounts.closes or accounts.holds)),
         sync_capable=all(route.on_error is not None for route in routes),
     )

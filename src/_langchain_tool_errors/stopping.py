@@ -167,10 +167,16 @@ def raise_stop(name: str, state: Mapping[str, Any]) -> None:
     Raises:
         ToolErrorBudgetExceeded: The state holds a stop of this middleware.
     """
+    stop = saved_stop(name, state)
+    if stop is not None:
+        raise stop
+
+
+def saved_stop(name: str, state: Mapping[str, Any]) -> ToolErrorBudgetExceeded | None:
+    """The budget stop of the middleware `name` the state holds, to raise; else `None`."""
     stops: Mapping[str, BudgetStop] | None = state.get(STOPS_KEY)
     stop = None if not stops else stops.get(name)
-    if stop is not None:
-        raise raised(name, stop, running_config())
+    return None if stop is None else raised(name, stop, running_config())
 
 
 def stopped_answers(
@@ -224,7 +230,7 @@ def _key(name: str, config: Mapping[str, Any]) -> _Key:
     """A run's stops in this process: its thread and graph, and the middleware.
 
     A node's namespace is its graph's, then `|` and the node's own task (`tools:<id>`,
-    `ToolErrorMiddleware.before_model:<id>`): the graph's part is the same in both hooks.
+    `model:<id>`): the graph's part is the same in every hook.
     """
     configurable: Mapping[str, Any] = config.get("configurable") or {}
     thread = str(configurable.get("thread_id", ""))

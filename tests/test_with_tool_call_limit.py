@@ -24,7 +24,7 @@ from langchain.agents.middleware import (
     ToolCallLimitMiddleware,
 )
 from langchain.agents.middleware.tool_call_limit import ToolCallLimitExceededError
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
@@ -37,6 +37,7 @@ from langchain_tool_errors import (
     ErrorBudget,
     FailureKind,
     InnerMiddlewareError,
+    RepairableFailure,
     Route,
     ToolErrorBudgetExceeded,
     ToolErrorMiddleware,
@@ -51,6 +52,7 @@ from tests._agents import (
     call,
     echo_tool,
     failing_tool,
+    Sent,
     reporting,
     rerun,
     run,
@@ -283,11 +285,14 @@ def _blocked(failure: InnerMiddlewareError, request: ToolCallRequest) -> str:
 
 
 def test_a_routes_answer_to_a_block_takes_the_blocks_place(path: Path) -> None:
+    # The route's answer replaces the block in the model call's step: the model reads it
+    # there, and the thread keeps it.
     limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
     ours = ToolErrorMiddleware.from_routes([Route(InnerMiddlewareError, _blocked)])
     script = [AIMessage("", tool_calls=[call("echo", f"e{n}", text="hi")]) for n in (1, 2)]
+    sent = Sent()
     # As in `closing`: two middleware, two states.
-    agent = agent_of([echo_tool()], [limit, ours], [*script, DONE])
+    agent = agent_of([echo_tool()], [limit, ours], [*script, sent])
 
     messages: list[BaseMessage] = run(agent, path)["messages"]
 
@@ -295,6 +300,27 @@ def test_a_routes_answer_to_a_block_takes_the_blocks_place(path: Path) -> None:
     [block] = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "e2"]
     assert block.text == "`echo` is blocked for this run."
     assert block.status == "error"
+    assert sent.contents()["e2"] == "Error: `echo` is blocked for this run."
+
+
+def test_a_repair_and_a_block_met_in_one_model_call_are_both_recorded(path: Path) -> None:
+    # The block of e2 is met as the model call starts; the call to `find` in the model's
+    # reply is repaired after it. One step writes both records, the block's first.
+    def repair(failure: RepairableFailure) -> ToolCall | None:
+        return ToolCall(name="other", args={}, id=None)
+
+    limit = ToolCallLimitMiddleware(tool_name="echo", run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware(report_type_only, record_failures=True, repair=repair)
+    script = [*ONE_THEN_TWO, AIMessage("", tool_calls=[call("find", "f")])]
+    agent = agent_of([echo_tool(), echo_tool("other")], [limit, ours], [*script, DONE])
+
+    failures: list[ToolFailure] = run(agent, path)["tool_failures"]
+
+    assert [(f["call_id"], f["kind"], f["outcome"]) for f in failures] == [
+        ("e2", "inner_middleware", "answered"),
+        ("e3", "inner_middleware", "answered"),
+        ("f", "unknown_tool", "repaired"),
+    ]
 
 
 @pytest.mark.parametrize("record", [True, False], ids=["recorded", "not recorded"])

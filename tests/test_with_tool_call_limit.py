@@ -48,11 +48,11 @@ from langchain_tool_errors.testing import Repeat, ScriptedChatModel, ScriptStep
 from tests._agents import (
     Agent,
     Path,
+    Sent,
     agent_of,
     call,
     echo_tool,
     failing_tool,
-    Sent,
     reporting,
     rerun,
     run,

@@ -582,6 +582,40 @@ def test_running_a_thread_stopped_by_a_block_again_meets_the_blocks_again(path: 
     assert met == [("e2", "answered"), ("e3", "stopped")] * 2
 
 
+def test_a_model_call_that_fails_for_good_behind_a_model_retry_keeps_nothing_it_met(
+    path: Path,
+) -> None:
+    # ModelRetryMiddleware outside answers a model call that failed for good with a message
+    # of its own (on_failure="continue"). What ours met as that call started, the limit's
+    # block of e2, was to be written with the model's reply: with none, nothing of it is
+    # kept. The block keeps the limit's text, and neither the record nor the listener has it.
+    told: list[ToolFailure] = []
+    route = Route(InnerMiddlewareError, _blocked)
+    ours = ToolErrorMiddleware.from_routes([route], record_failures=True, listeners=[told.append])
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    retrying = ModelRetryMiddleware(max_retries=0, on_failure="continue")
+
+    def unreachable(messages: Sequence[BaseMessage]) -> AIMessage:
+        raise ConnectionError("the model is unreachable")
+
+    calls = [AIMessage("", tool_calls=[call("echo", f"e{n}")]) for n in (1, 2)]
+    script: list[ScriptStep | Repeat] = [*calls, Repeat(unreachable)]
+    agent = agent_of([echo_tool()], [retrying, limit, ours], script)
+
+    result = run(agent, path)
+
+    last = result["messages"][-1]
+    assert isinstance(last, AIMessage)  # the retry's own answer
+    assert not last.tool_calls
+    [block] = [
+        m for m in result["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "e2"
+    ]
+    assert block.status == "error"
+    assert block.text != "`echo` is blocked for this run."  # the limit's, not the route's
+    assert result["tool_failures"] == []
+    assert told == []
+
+
 def test_a_stop_met_inside_still_tells_the_listeners_of_a_middleware_outside(path: Path) -> None:
     # The inner middleware's budget is spent by the limit's block of e3, met as the next
     # model call starts, and it stops the run there. The outer one met both blocks in the

@@ -24,7 +24,7 @@ from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
-from langgraph.types import Command, Overwrite
+from langgraph.types import Command
 
 from _langchain_tool_errors.answered_elsewhere import answered_elsewhere
 from _langchain_tool_errors.asked_by import note_replies
@@ -55,7 +55,7 @@ from _langchain_tool_errors.settling import (
     settled_closed,
     stopped,
 )
-from _langchain_tool_errors.state import COUNTS_KEY, SETTLED_KEY, met, step_of
+from _langchain_tool_errors.state import COUNTS_KEY, SETTLED_KEY, met, rewritten, step_of
 from _langchain_tool_errors.stopping import raise_stop
 from _langchain_tool_errors.tool_calls import id_of
 
@@ -156,6 +156,7 @@ def before_model(
     Raises:
         ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent before.
     """
+    raise_stop(plan.name, state)
     update, records = yield from settled_step(plan, state, runtime)
     yield from told(plan, records)
     return update
@@ -167,14 +168,13 @@ def settled_step(
     runtime: Runtime[Any],
     answered_by_langchain: frozenset[str] = frozenset(),
 ) -> Life[tuple[dict[str, Any] | None, list[ToolFailure]]]:
-    """Stop the run if a budget was spent; else settle the step the model will read.
+    """Settle the step the model will read; the caller has raised a stop saved before.
 
     Returns the update and the records the listeners are to be told of. In the model
     call's own step, they are told once the model has answered, so that a model call
     another middleware retries tells them once.
 
-    A budget spent in the step before is raised here, now that the step is saved. The
-    step's failures in a row are put in call order with its successes
+    The step's failures in a row are put in call order with its successes
     (`Accounts.in_call_order`). A middleware that watches replies first meets the
     malformed calls of the model's last reply that its hook after the model missed: a
     hook listed inside it sent the run back to the model, and LangGraph skipped the rest.
@@ -184,11 +184,8 @@ def settled_step(
     middleware (a limit, a person's review, one that answers a call itself): each goes
     through the stages as a failure of the kind `"inner_middleware"`.
 
-    Raises:
-        ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent in the step
-            before (a stop found here is in the update).
+    A "stop" budget spent here is in the update (`STOPS_KEY`), with its answers.
     """
-    raise_stop(plan.name, state)
     accounts = plan.accounts
     ordered = None if accounts is None else accounts.in_call_order(state)
     found = yield from unmet_malformed(plan, state, runtime, answered_by_langchain)
@@ -202,7 +199,10 @@ def settled_step(
             answer = yield from _answered(plan, route, failure, request, message)
         found.append(Settled(failure, request, answer, _position(route), message.id))
     if not found:
-        return (None if ordered is None else {COUNTS_KEY: Overwrite(ordered)}), []
+        if ordered is None:
+            return None, []
+        current: Mapping[str, int] = state.get(COUNTS_KEY) or {}
+        return {COUNTS_KEY: rewritten(current, ordered)}, []
     return settle(plan, state, found, ordered)
 
 

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AnyMessage, ToolMessage
-from langgraph.types import Command, Overwrite
+from langgraph.types import Command
 
 from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.effects import Life
@@ -29,7 +29,7 @@ from _langchain_tool_errors.lifecycle import repaired_reply, settled_step, told
 from _langchain_tool_errors.plan import Plan
 from _langchain_tool_errors.providers import Provider
 from _langchain_tool_errors.record_types import ToolFailure
-from _langchain_tool_errors.state import COUNTS_KEY, FAILURES_KEY, STOPS_KEY, BudgetStop, rewritten
+from _langchain_tool_errors.state import FAILURES_KEY, STOPS_KEY, BudgetStop
 from _langchain_tool_errors.stopping import as_signal, raised, running_config, saved_stop
 
 
@@ -54,10 +54,10 @@ def started(plan: Plan, request: ModelRequest[Any]) -> Life[Started]:
             before or by an answer met here.
     """
     state: Mapping[str, Any] = request.state
-    by_langchain = _answered_by_langchain(request) if plan.replies else frozenset[str]()
     saved = saved_stop(plan.name, state)
     if saved is not None:  # the step before spent the budget
         raise as_signal(saved) from saved.__cause__
+    by_langchain = _answered_by_langchain(request) if plan.replies else frozenset[str]()
     update, records = yield from settled_step(plan, state, request.runtime, by_langchain)
     if update is None:
         return Started(request, None, [], records)
@@ -66,12 +66,6 @@ def started(plan: Plan, request: ModelRequest[Any]) -> Life[Started]:
         yield from told(plan, records)
         found = raised(plan.name, stops[plan.name], running_config())
         raise as_signal(found) from found.__cause__
-    counts = update.get(COUNTS_KEY)
-    # The whole counts, in call order: other middleware of ours may write them in this step.
-    if isinstance(counts, Overwrite):
-        ordered: dict[str, int] = counts.value
-        current: dict[str, int] = state.get(COUNTS_KEY) or {}
-        update[COUNTS_KEY] = rewritten(current, ordered)
     answers: list[ToolMessage] = update.pop("messages", None) or []
     # An answer with an id replaces the message written before; one with none answers a
     # call nothing had answered, unless langchain answered it as this step started.

@@ -34,6 +34,7 @@ from _langchain_tool_errors.state import (
     HeldTool,
     given,
     own,
+    rewritten,
     set_to,
     settled,
     settled_key,
@@ -182,7 +183,9 @@ def settle(
 
     Before the model, `ordered` is the run's counts with the last step's failures in a
     row put in call order (`Accounts.in_call_order`), when that changed them: the
-    failures are counted after it, and the update writes the whole counts.
+    failures are counted after it, and the update sets the whole counts through the
+    reducer (`rewritten`): other middleware of this package may write them in the same
+    model call's step, and LangGraph takes one `Overwrite` of a key a step.
 
     Returns:
         The state update and the records for the listeners.
@@ -251,7 +254,7 @@ def settle(
     if messages:
         update["messages"] = messages
     if ordered is not None:  # the whole counts, releases and this hook's failures in them
-        update[COUNTS_KEY] = Overwrite(counts)
+        update[COUNTS_KEY] = rewritten(state.get(COUNTS_KEY) or {}, counts)
     else:
         for key in started_again:  # the count a person's "go on" reset, and what came after
             increments[key] = set_to(counts.get(key, 0))

@@ -4,8 +4,9 @@ it), whichever constructor made it.
 langchain makes a graph node of each model and agent hook a middleware's class defines, and
 a state channel of each key its state schema declares. Every step of a node is a
 checkpoint, so a configuration must get the nodes it needs and no more: none for a plain
-middleware, the watching hooks for one that counts or records, the hook after the model
-only where malformed calls are met, and a channel only for what is written.
+middleware, the run's start and end for one that counts or records (the rest happens in the
+model call's own step), the hooks around the model only for an "interrupt" budget, and a
+channel only for what is written.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from langchain_tool_errors.testing import ScriptedChatModel
 from tests._agents import echo_tool
 
 WATCHING = ["after_agent", "before_agent"]
-REPLYING = ["after_agent", "after_model", "before_agent"]
-PAUSING = ["after_agent", "after_model", "before_agent", "before_model"]
+PAUSING = ["after_agent", "before_agent", "before_model"]
+PAUSING_REPLYING = ["after_agent", "after_model", "before_agent", "before_model"]
 COUNTING = ["tool_error_budget_counts", "tool_error_budget_stops", "tool_error_settled"]
 
 
@@ -46,7 +47,7 @@ GRAPHS: list[tuple[str, ToolErrorMiddleware, list[str], list[str]]] = [
     (
         "a budget",
         ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=3)),
-        REPLYING,
+        WATCHING,
         COUNTING,
     ),
     (
@@ -54,16 +55,25 @@ GRAPHS: list[tuple[str, ToolErrorMiddleware, list[str], list[str]]] = [
         ToolErrorMiddleware(
             report_type_only, budget=ErrorBudget(per_tool=3, when_spent="interrupt")
         ),
+        PAUSING_REPLYING,
+        sorted([*COUNTING, "tool_error_budget_held"]),
+    ),
+    (
+        "an 'interrupt' budget that does not count malformed calls",
+        ToolErrorMiddleware(
+            report_type_only,
+            budget=ErrorBudget(per_tool=3, when_spent="interrupt", kinds=["exception"]),
+        ),
         PAUSING,
         sorted([*COUNTING, "tool_error_budget_held"]),
     ),
     (
         "the record",
         ToolErrorMiddleware(report_type_only, record_failures=True),
-        REPLYING,
+        WATCHING,
         [*COUNTING, "tool_failures"],
     ),
-    ("a listener", ToolErrorMiddleware(report_type_only, listeners=[_listen]), REPLYING, COUNTING),
+    ("a listener", ToolErrorMiddleware(report_type_only, listeners=[_listen]), WATCHING, COUNTING),
     (
         "a route for invalid arguments",
         ToolErrorMiddleware.from_routes([Route(InvalidArguments, report_kind_only)]),

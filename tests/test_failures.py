@@ -9,7 +9,7 @@ sees; a model that keeps making the same mistake used to loop to the recursion l
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
@@ -18,6 +18,9 @@ from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariab
 from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
+    ModelCallLimitMiddleware,
+    ModelRequest,
+    ModelResponse,
     ToolRetryMiddleware,
     hook_config,
 )
@@ -59,7 +62,17 @@ from langchain_tool_errors import (
 )
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
-from tests._agents import PATHS, Path, agent_of, call, raising, run, runtime_of, tool_messages
+from tests._agents import (
+    PATHS,
+    Path,
+    agent_of,
+    call,
+    echo_tool,
+    raising,
+    run,
+    runtime_of,
+    tool_messages,
+)
 from tests._wrapping import Around, AroundToolCalls
 from tests.conftest import FIGURES
 
@@ -438,6 +451,30 @@ def test_a_reply_sent_back_to_the_model_runs_other_middlewares_start_and_end_onc
     assert bracketing.hooks == ["start", "end"]
 
 
+@pytest.mark.parametrize("order", ["ours outside", "ours inside"])
+def test_beside_another_hook_after_the_model_a_reply_goes_back_from_the_run_s_end(
+    path: Path, order: str
+) -> None:
+    # Another middleware's hook after the model drops the model call's way back to the
+    # model; ours sends the reply back from its hook at the run's end. A middleware listed
+    # inside ours has run its own hook there by then, and runs it again at the real end.
+    bracketing = Bracketing()
+    ours = ToolErrorMiddleware(report_type_only, listeners=[lambda failure: None])
+    limit = ModelCallLimitMiddleware(run_limit=10)
+    middleware: list[AgentMiddleware[Any, Any, Any]] = (
+        [ours, bracketing, limit] if order == "ours outside" else [bracketing, ours, limit]
+    )
+    good = AIMessage("", tool_calls=[call("lookup", "good", record_id=7)])
+    agent = agent_of([lookup_tool()], middleware, [MALFORMED_ONLY, good, DONE])
+
+    result = run(agent, path)
+
+    assert tool_messages(result)["cut"].status == "error"
+    assert result["messages"][-1].text == "done"
+    ends = 2 if order == "ours outside" else 1
+    assert bracketing.hooks == ["start", *["end"] * ends]
+
+
 @pytest.mark.parametrize(
     "reply",
     [
@@ -462,15 +499,44 @@ def test_a_model_repeating_malformed_calls_is_stopped_by_a_budget(
     assert spent.value.__cause__ is None
 
 
+def test_the_calls_beside_a_malformed_call_that_spends_the_budget_never_run(path: Path) -> None:
+    # The budget is spent in the model call's step, beside a valid call: the call goes to
+    # the tools, where it is answered without running, and the run stops before the model.
+    ran: list[int] = []
+
+    def lookup(record_id: int) -> str:
+        """Look a record up by its number."""
+        ran.append(record_id)
+        return "ok"
+
+    middleware = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=1))
+    first = AIMessage("", invalid_tool_calls=[{**CUT_SHORT, "id": "cut-0"}])
+    agent = agent_of(
+        [StructuredTool.from_function(lookup)], [middleware], [first, MALFORMED], InMemorySaver()
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "beside"}}
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, config=config)
+
+    assert (spent.value.kind, spent.value.count, spent.value.limit) == ("malformed_call", 2, 1)
+    assert ran == []
+    messages: list[BaseMessage] = agent.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m.text for m in messages if isinstance(m, ToolMessage)}
+    assert len(answers) == len([m for m in messages if isinstance(m, ToolMessage)]) == 3
+    assert "did not run" in answers["valid"]
+    assert "limit of 1" in answers["valid"]
+    assert "failed" in answers["cut"]
+
+
 @pytest.mark.parametrize("budget_first", [True, False])
 @pytest.mark.parametrize("reply", [MALFORMED_ONLY, MALFORMED], ids=["only", "beside a call"])
 def test_a_budget_stops_malformed_calls_beside_another_watching_middleware(
     path: Path, budget_first: bool, reply: AIMessage
 ) -> None:
-    # Of two watching middleware, the one listed inside sends a reply of only malformed
-    # calls back to the model from its hook after the model, so the other's hook there never
-    # runs: it meets the calls before the next model call instead. Beside a valid call, both
-    # meet them after the model. Either way each counts and records each call once.
+    # Both meet the reply's malformed calls in the model call's step, the inner one first,
+    # and the reply of only malformed calls goes back to the model once. Each counts and
+    # records each call once.
     budget = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=2), name="budget")
     told: list[ToolFailure] = []
     recording = ToolErrorMiddleware(
@@ -494,31 +560,204 @@ def test_a_budget_stops_malformed_calls_beside_another_watching_middleware(
     )
 
 
-def test_a_malformed_call_langchain_answered_as_the_model_call_started_keeps_one_answer(
+def test_the_outer_middleware_answers_a_malformed_call_the_inner_one_only_counted(
     path: Path,
 ) -> None:
-    # The inner middleware sends a reply of only malformed calls back to the model from its
-    # hook after the model, unanswered: the outer one's hook there never runs. langchain
-    # answers the call itself as the next model call starts. The outer one meets the call
-    # in that step, without its route for malformed calls: the call keeps langchain's
-    # answer, its only one, and the outer one's listener is told of it once.
+    # Both meet the reply in the model call's step, the inner one first: it counts the call
+    # and leaves it unanswered, so the outer one's route answers it, and the reply goes back
+    # to the model once.
     told: list[ToolFailure] = []
     outer = ToolErrorMiddleware.from_routes(
         [Route(MalformedToolCall, lambda failure, request: "send it again")],
         listeners=[told.append],
         name="outer",
     )
-    inner = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=5), name="inner")
+    inner = ToolErrorMiddleware(
+        report_type_only, budget=ErrorBudget(per_run=5), listeners=[told.append], name="inner"
+    )
     agent = agent_of([lookup_tool()], [outer, inner], [MALFORMED_ONLY, AIMessage("done")])
 
     result = run(agent, path)
 
     answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
-    assert [m.tool_call_id for m in answers] == [CUT_SHORT["id"]]
-    assert "send it again" not in answers[0].text
-    assert [(f["middleware"], f["kind"], f["route"]) for f in told] == [
-        ("outer", "malformed_call", None)
-    ]
+    assert [(m.tool_call_id, m.text) for m in answers] == [("cut", "send it again")]
+    assert [(f["middleware"], f["route"]) for f in told] == [("inner", None), ("outer", 0)]
+    assert [m.text for m in result["messages"] if isinstance(m, AIMessage)] == ["", "done"]
+
+
+def test_two_middleware_taking_different_tools_each_answer_their_own_malformed_calls(
+    path: Path,
+) -> None:
+    # The inner one answers only `other`'s calls; the outer one answers every tool's. In the
+    # first reply each answers its own tool's call, and the one between them meets neither
+    # (one is answered, the other not its tool's); in the second, the outer one still
+    # answers.
+    outer = ToolErrorMiddleware.from_routes(
+        [Route(MalformedToolCall, lambda failure, request: "outer: send it again")],
+        name="outer",
+    )
+    # Between them, one that counts only `other`'s failures and answers none.
+    middle = ToolErrorMiddleware(
+        report_type_only, tools=["other"], budget=ErrorBudget(per_run=9), name="middle"
+    )
+    inner = ToolErrorMiddleware.from_routes(
+        [
+            Route(
+                MalformedToolCall,
+                lambda failure, request: "inner: send it again",
+                tools=["other"],
+            )
+        ],
+        name="inner",
+    )
+    other = {**CUT_SHORT, "name": "other", "id": "cut-other"}
+    first = AIMessage("", invalid_tool_calls=[CUT_SHORT, other])
+    second = AIMessage("", invalid_tool_calls=[{**CUT_SHORT, "id": "cut-2"}])
+    tools = [lookup_tool(), echo_tool("other")]
+    agent = agent_of(tools, [outer, middle, inner], [first, second, AIMessage("done")])
+
+    result = run(agent, path)
+
+    answers = {m.tool_call_id: m.text for m in result["messages"] if isinstance(m, ToolMessage)}
+    assert answers == {
+        "cut": "outer: send it again",
+        "cut-other": "inner: send it again",
+        "cut-2": "outer: send it again",
+    }
+    assert result["messages"][-1].text == "done"
+
+
+class ModelCalls(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Counts the times the run went to the model's hooks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.before_model_calls = 0
+
+    @override
+    def before_model(self, state: AgentState[Any], runtime: Any) -> None:
+        self.before_model_calls += 1
+
+    @override
+    async def abefore_model(self, state: AgentState[Any], runtime: Any) -> None:
+        self.before_model_calls += 1
+
+
+def test_a_stop_beside_a_reply_sent_back_ends_the_run_without_another_model_call(
+    path: Path,
+) -> None:
+    # The inner middleware, which only listens, would send the reply back; the outer one's
+    # budget stops the run at the reply's malformed call. The run ends there: no hook
+    # before the model runs again.
+    counted = ModelCalls()
+    outer = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=1), name="outer")
+    inner = ToolErrorMiddleware(report_type_only, listeners=[lambda failure: None], name="inner")
+    agent = agent_of([lookup_tool()], [counted, outer, inner], [Repeat(MALFORMED_ONLY)])
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path, config={"recursion_limit": 40})
+
+    assert (spent.value.kind, spent.value.count) == ("malformed_call", 2)
+    assert counted.before_model_calls == 2
+
+
+class AsksAnAgentFirst(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Runs an agent of its own inside each model call, before the model, and keeps what it
+    answered."""
+
+    def __init__(self, agent: Any) -> None:
+        super().__init__()
+        self.agent = agent
+        self.answers: list[str] = []
+
+    @override
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        result = self.agent.invoke({"messages": [HumanMessage("plan")]})
+        self.answers.append(result["messages"][-1].text)
+        return handler(request)
+
+    @override
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        result = await self.agent.ainvoke({"messages": [HumanMessage("plan")]})
+        self.answers.append(result["messages"][-1].text)
+        return await handler(request)
+
+
+def test_an_agent_run_inside_a_model_call_meets_its_own_replies(path: Path) -> None:
+    # The inner agent's middleware meets its own reply of only malformed calls and sends
+    # it back to its own model, though it runs inside the outer agent's model call.
+    told: list[ToolFailure] = []
+    inner = agent_of(
+        [lookup_tool()],
+        [ToolErrorMiddleware(report_type_only, listeners=[told.append], name="inner")],
+        [MALFORMED_ONLY, AIMessage("planned")],
+    )
+    asks = AsksAnAgentFirst(inner)
+    outer = ToolErrorMiddleware(report_type_only, listeners=[told.append], name="outer")
+    agent = agent_of([lookup_tool()], [outer, asks], [AIMessage("done")])
+
+    result = run(agent, path)
+
+    assert asks.answers == ["planned"]
+    assert [(f["middleware"], f["kind"]) for f in told] == [("inner", "malformed_call")]
+    assert result["messages"][-1].text == "done"
+
+
+class ReplacesTheReply(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Gives, in place of the model's first reply, one the middleware inside never read."""
+
+    @override
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        response = handler(request)
+        first = not any(isinstance(m, AIMessage) for m in request.messages)
+        return ModelResponse(result=[MALFORMED]) if first else response
+
+    @override
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        response = await handler(request)
+        first = not any(isinstance(m, AIMessage) for m in request.messages)
+        return ModelResponse(result=[MALFORMED]) if first else response
+
+
+def test_a_malformed_call_langchain_answered_as_the_model_call_started_keeps_one_answer(
+    path: Path,
+) -> None:
+    # A middleware outside ours replaces the reply after ours met it: ours meets the new
+    # reply's malformed call as the next model call starts, where langchain has answered it
+    # already. It is met without its route: the call keeps langchain's answer, its only one,
+    # and the listener is told of it once.
+    told: list[ToolFailure] = []
+    ours = ToolErrorMiddleware.from_routes(
+        [Route(MalformedToolCall, lambda failure, request: "send it again")],
+        listeners=[told.append],
+    )
+    agent = agent_of(
+        [lookup_tool()], [ReplacesTheReply(), ours], [AIMessage("thinking"), AIMessage("done")]
+    )
+
+    result = run(agent, path)
+
+    answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert sorted(m.tool_call_id for m in answers) == ["cut", "valid"]
+    [cut] = [m for m in answers if m.tool_call_id == "cut"]
+    assert "send it again" not in cut.text
+    assert [(f["kind"], f["route"]) for f in told] == [("malformed_call", None)]
     assert result["messages"][-1].text == "done"
 
 
@@ -529,8 +768,8 @@ class RefusesEveryCall(AgentMiddleware[AgentState[Any], Any, Any]):
     @hook_config(can_jump_to=["model"])
     @override
     def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        reply = state["messages"][-1]
-        if not isinstance(reply, AIMessage) or not reply.tool_calls:
+        reply = next(m for m in reversed(state["messages"]) if isinstance(m, AIMessage))
+        if not reply.tool_calls:
             return None
         refusals = [
             ToolMessage("refused", tool_call_id=str(c["id"]), name=c["name"], status="error")
@@ -547,9 +786,9 @@ class RefusesEveryCall(AgentMiddleware[AgentState[Any], Any, Any]):
 
 
 def test_a_stop_met_before_the_model_leaves_every_call_with_one_answer(path: Path) -> None:
-    # The budget meets the reply's malformed call before the next model call (the hook
-    # inside sent the run back), then the other middleware's refusal of the valid call. When
-    # the malformed call spends the budget, the refusal stays the valid call's one answer.
+    # The budget meets the reply's malformed call in the model call's step, and the other
+    # middleware's refusal of the valid call as the next model call starts. When a malformed
+    # call spends the budget, the refusal stays the valid call's one answer.
     told: list[ToolFailure] = []
     budget = ToolErrorMiddleware(
         report_type_only, budget=ErrorBudget(per_run=2), listeners=[told.append]

@@ -2,9 +2,9 @@
 
 LangGraph counts each step of a run against `recursion_limit`. A run of M model calls takes
 2M steps with no middleware or the plain one. A budget, the record or listeners add one step
-at the run's start and one at its end; where malformed calls are counted (by default they
-are), also one after each model call: 3M + 2, else 2M + 2. An "interrupt" budget adds one
-before each model call too.
+at the run's start and one at its end: 2M + 2. An "interrupt" budget adds one before each
+model call, and, where it counts malformed calls (by default it does), one after: 4M + 2,
+else 3M + 2.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ STEPS: dict[str, tuple[Middleware, int, int]] = {
     "plain": (lambda: [ToolErrorMiddleware(report_type_only)], 2, 0),
     "budget": (
         lambda: [ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=50))],
-        3,
+        2,
         2,
     ),
-    "record": (lambda: [ToolErrorMiddleware(report_type_only, record_failures=True)], 3, 2),
+    "record": (lambda: [ToolErrorMiddleware(report_type_only, record_failures=True)], 2, 2),
     "listeners": (
         lambda: [ToolErrorMiddleware(report_type_only, listeners=[lambda f: None])],
-        3,
+        2,
         2,
     ),
     "budget for exceptions": (

@@ -420,6 +420,34 @@ def test_the_call_that_gives_a_structured_answer_is_never_offered(path: Path) ->
     assert result["structured_response"] == Answer(record="record 3")
 
 
+def test_a_structured_answer_beside_a_malformed_call_is_kept(path: Path) -> None:
+    # The malformed call is met in the model call's step and answered after the reply:
+    # the step still writes the structured answer the reply gave.
+    told: list[ToolFailure] = []
+    structured = AIMessage(
+        "",
+        tool_calls=[call("Answer", "s1", record="record 3")],
+        invalid_tool_calls=[invalid_tool_call(name="lookup", args="{", id="cut")],
+    )
+    agent: Agent = create_agent(
+        ScriptedChatModel(script=[structured]),
+        tools=[lookup_tool([])],
+        middleware=[
+            ToolErrorMiddleware.from_routes(
+                [Route(MalformedToolCall, lambda failure, request: "send it again")],
+                listeners=[told.append],
+            )
+        ],
+        response_format=ToolStrategy(Answer),
+    )
+
+    result = run(agent, path)
+
+    assert result["structured_response"] == Answer(record="record 3")
+    assert [(f["call_id"], f["kind"]) for f in told] == [("cut", "malformed_call")]
+    assert tool_messages(result)["cut"].text == "send it again"
+
+
 def test_every_wrong_call_of_a_reply_is_offered_whatever_comes_before_it(path: Path) -> None:
     ran: list[int] = []
     repairs = Repairs()

@@ -22,12 +22,12 @@ from tests._agents import Path, build_agent, call, failing_tool, run
 HOOKS = {"wrap_tool_call", "wrap_model_call"}
 """The hooks of a plain middleware, by their sync names."""
 
-WATCHING_HOOKS = HOOKS | {"before_agent", "after_model", "after_agent"}
+WATCHING_HOOKS = HOOKS | {"before_agent", "after_agent"}
 """The hooks of one with a budget, a record and a listener."""
 
 
 def _sync_name(hook: str) -> str:
-    """`abefore_model` as `before_model`; `after_model` as it is."""
+    """`abefore_agent` as `before_agent`; `after_agent` as it is."""
     return hook[1:] if hook.startswith("a") and hook[1:] in WATCHING_HOOKS else hook
 
 

@@ -1,16 +1,16 @@
 """`ModelCallLimitMiddleware` beside this middleware: replies of only malformed calls.
 
-A watching middleware sends a reply of only malformed calls back to the model from its hook
-after the model (`jump_to="model"`), and LangGraph then skips the hooks after the model of
-every middleware listed before it. The limit counts model calls in its hook after the
-model: listed after this middleware, it counts every call and ends the run at its limit;
-listed before, the calls this middleware sent back are not counted.
+A watching middleware meets a reply of only malformed calls in the model call's own step
+and sends it back to the model through the graph, so every other middleware's hooks run
+as for any model call. The limit counts model calls in its hook after the model: in either
+order it counts every call, the ones sent back too, and ends the run at its limit.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import AgentMiddleware, ModelCallLimitMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall
@@ -51,11 +51,15 @@ def replies(messages: list[BaseMessage]) -> list[AIMessage]:
     return [m for m in messages if isinstance(m, AIMessage)]
 
 
-def test_listed_after_this_one_the_limit_counts_every_model_call(path: Path) -> None:
+@pytest.mark.parametrize("limit_first", [False, True], ids=["ours first", "limit first"])
+def test_the_limit_counts_every_model_call_the_ones_sent_back_too(
+    path: Path, limit_first: bool
+) -> None:
     told: list[ToolFailure] = []
     ours = ToolErrorMiddleware(report_type_only, listeners=[told.append])
     limit = ModelCallLimitMiddleware(run_limit=2, exit_behavior="end")
-    agent = agent_of([ours, limit], [Repeat(only_malformed(0))])
+    order: list[AgentMiddleware[Any, Any, Any]] = [limit, ours] if limit_first else [ours, limit]
+    agent = agent_of(order, [Repeat(only_malformed(0))])
 
     result = run(agent, path)
 
@@ -66,16 +70,3 @@ def test_listed_after_this_one_the_limit_counts_every_model_call(path: Path) -> 
     assert not last.invalid_tool_calls
     assert "limit" in last.text
     assert [f["kind"] for f in told] == ["malformed_call", "malformed_call"]
-
-
-def test_listed_before_this_one_the_calls_sent_back_are_not_counted(path: Path) -> None:
-    ours = ToolErrorMiddleware(report_type_only, listeners=[lambda failure: None])
-    limit = ModelCallLimitMiddleware(run_limit=2, exit_behavior="end")
-    script: list[ScriptStep | Repeat] = [only_malformed(i) for i in range(4)]
-    agent = agent_of([limit, ours], [*script, AIMessage("done")])
-
-    result = run(agent, path)
-
-    # Five model calls with a limit of two: the four sent back were never counted.
-    assert len(replies(result["messages"])) == 5
-    assert result["messages"][-1].text == "done"

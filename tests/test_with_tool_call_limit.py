@@ -303,6 +303,59 @@ def test_a_routes_answer_to_a_block_takes_the_blocks_place(path: Path) -> None:
     assert sent.contents()["e2"] == "Error: `echo` is blocked for this run."
 
 
+def _also_blocked(failure: InnerMiddlewareError, request: ToolCallRequest) -> str:
+    return f"`{failure.tool}` is blocked; answer without it."
+
+
+def test_of_two_routes_for_one_block_the_thread_keeps_what_the_model_read(path: Path) -> None:
+    # Two middleware of ours each replace the block with their route's answer as the model
+    # call starts. The model reads the inner one's, which is the one the thread keeps.
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    outer = ToolErrorMiddleware.from_routes(
+        [Route(InnerMiddlewareError, _blocked)], listeners=[lambda failure: None], name="outer"
+    )
+    # The inner one takes only `echo`: the block of `other` keeps the outer one's answer.
+    inner = ToolErrorMiddleware.from_routes(
+        [Route(InnerMiddlewareError, _also_blocked, tools=["echo"])],
+        listeners=[lambda failure: None],
+        name="inner",
+    )
+    first = AIMessage("", tool_calls=[call("echo", "e1", text="hi")])
+    second = AIMessage("", tool_calls=[call("echo", "e2"), call("other", "o2")])
+    sent = Sent()
+    agent = agent_of(
+        [echo_tool(), echo_tool("other")], [limit, outer, inner], [first, second, sent]
+    )
+
+    messages: list[BaseMessage] = run(agent, path)["messages"]
+
+    assert answer_counts(messages) == {"e1": 1, "e2": 1, "o2": 1}
+    texts = {m.tool_call_id: m.text for m in messages if isinstance(m, ToolMessage)}
+    assert texts["e2"] == "`echo` is blocked; answer without it."
+    assert texts["o2"] == "`other` is blocked for this run."
+    assert sent.contents()["e2"] == "Error: `echo` is blocked; answer without it."
+    assert sent.contents()["o2"] == "Error: `other` is blocked for this run."
+
+
+def test_a_block_and_a_malformed_call_met_in_one_model_call_both_count(path: Path) -> None:
+    # The model call's step meets the block of e2 as it starts and the cut-short call of
+    # its reply once it answers: two failures of `echo`, so the block of e3 is the third.
+    limit = ToolCallLimitMiddleware(tool_name="echo", run_limit=1, exit_behavior="continue")
+    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_tool=2))
+    script = [
+        AIMessage("", tool_calls=[call("echo", "e1")]),
+        AIMessage("", tool_calls=[call("echo", "e2")]),
+        AIMessage("", tool_calls=[call("echo", "e3")], invalid_tool_calls=[malformed("m1")]),
+        DONE,
+    ]
+    agent = agent_of([echo_tool()], [limit, ours], script)
+
+    with pytest.raises(ToolErrorBudgetExceeded) as spent:
+        run(agent, path)
+
+    assert (spent.value.kind, spent.value.count, spent.value.limit) == ("inner_middleware", 3, 2)
+
+
 def test_a_repair_and_a_block_met_in_one_model_call_are_both_recorded(path: Path) -> None:
     # The block of e2 is met as the model call starts; the call to `find` in the model's
     # reply is repaired after it. One step writes both records, the block's first.

@@ -244,11 +244,12 @@ def unmet_malformed(
 ) -> Life[list[Settled]]:
     """The last reply's malformed calls this middleware takes and has not met, each routed.
 
-    Met after the model; else as the next model call starts, when a hook after the model
-    listed inside this one sent the run back to the model (a reply of only malformed
-    calls, which another watching middleware of this package sends back) and LangGraph
-    skipped this one's. A call in `answered_by_langchain` is met with no route: it keeps
-    the answer langchain gave it. None for a middleware with no hook after the model.
+    Met once the model has answered, in the model call's step (`model_step.finished`), or
+    in the node after the model of an "interrupt" budget. Else as the next model call
+    starts: a middleware outside this one gave a reply this one never met, or a hook after
+    the model sent the run back past this one's node. A call in `answered_by_langchain` is
+    met with no route: it keeps the answer langchain gave it as that call started. None
+    for a middleware that does not meet replies.
     """
     found: list[Settled] = []
     if not plan.replies:

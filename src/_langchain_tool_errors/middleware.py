@@ -39,7 +39,7 @@ from _langchain_tool_errors.lifecycle import (
     told,
 )
 from _langchain_tool_errors.marking import DEFAULT_ERROR_PREFIX, sent
-from _langchain_tool_errors.model_step import finished, started
+from _langchain_tool_errors.model_step import closed, finished, opened, started
 from _langchain_tool_errors.modes import AsyncOnly, HandlerMode, SyncCapable
 from _langchain_tool_errors.pausing import Release
 from _langchain_tool_errors.plan import Plan, Shape, compile_plan
@@ -49,7 +49,7 @@ from _langchain_tool_errors.repair import RepairCall
 from _langchain_tool_errors.repeats import Rerun
 from _langchain_tool_errors.route_table import widest
 from _langchain_tool_errors.routes import Route, require_routes
-from _langchain_tool_errors.settling import reset
+from _langchain_tool_errors.settling import reset, sent_back, stopped_call
 from _langchain_tool_errors.state import COUNTS_KEY, SettledState, schema_for
 from _langchain_tool_errors.stopping import StopBeforeTheModel, plain_stop, raise_stop
 
@@ -695,20 +695,26 @@ class ToolErrorMiddleware(
             ```
         """
         plan, provider = self._plan, provider_of(request.model)
-        begun = None
-        if plan.settles_in_model_step:  # here, where no node is needed
-            begun = run(started(plan, request))
-            request = begun.request
-        messages = sent(request.messages, provider, plan.error_prefix)
+        opening = opened(plan, request)  # the outermost of ours meets the reply, for each
         try:
-            response = handler(request if messages is None else request.override(messages=messages))
-        except StopBeforeTheModel:  # one listed inside stopped the run: tell what was met
-            if begun is not None:
-                run(told(plan, begun.records))
-            raise
-        if begun is None:
-            return run(repaired_reply(plan, response, request, provider))
-        return run(finished(plan, begun, response, request, provider))
+            begun = None
+            if plan.settles_in_model_step:  # here, where no node is needed
+                begun = run(started(plan, request))
+                request = begun.request
+            messages = sent(request.messages, provider, plan.error_prefix)
+            try:
+                response = handler(
+                    request if messages is None else request.override(messages=messages)
+                )
+            except StopBeforeTheModel:  # one listed inside stopped the run: tell what was met
+                if begun is not None:
+                    run(told(plan, begun.records))
+                raise
+            if begun is None and opening is None:
+                return run(repaired_reply(plan, response, request, provider))
+            return run(finished(plan, begun, response, request, provider))
+        finally:
+            closed(opening)
 
     @override
     async def awrap_model_call(
@@ -758,22 +764,26 @@ class ToolErrorMiddleware(
             ```
         """
         plan, provider = self._plan, provider_of(request.model)
-        begun = None
-        if plan.settles_in_model_step:
-            begun = await arun(started(plan, request))
-            request = begun.request
-        messages = sent(request.messages, provider, plan.error_prefix)
+        opening = opened(plan, request)
         try:
-            response = await handler(
-                request if messages is None else request.override(messages=messages)
-            )
-        except StopBeforeTheModel:
-            if begun is not None:
-                await arun(told(plan, begun.records))
-            raise
-        if begun is None:
-            return await arun(repaired_reply(plan, response, request, provider))
-        return await arun(finished(plan, begun, response, request, provider))
+            begun = None
+            if plan.settles_in_model_step:
+                begun = await arun(started(plan, request))
+                request = begun.request
+            messages = sent(request.messages, provider, plan.error_prefix)
+            try:
+                response = await handler(
+                    request if messages is None else request.override(messages=messages)
+                )
+            except StopBeforeTheModel:
+                if begun is not None:
+                    await arun(told(plan, begun.records))
+                raise
+            if begun is None and opening is None:
+                return await arun(repaired_reply(plan, response, request, provider))
+            return await arun(finished(plan, begun, response, request, provider))
+        finally:
+            closed(opening)
 
     # The narrowed `self` is what makes the sync path of an `AsyncOnly` middleware a type
     # error; ty reports any narrowed `self` in an override as incompatible with the base.
@@ -827,6 +837,8 @@ class ToolErrorMiddleware(
         plan = self._plan
         if not plan.sync_capable:  # the static twin is the narrowed `self` above
             refuse_the_sync_path(plan.name)
+        if plan.replies and (stopped := stopped_call(plan.name, request)) is not None:
+            return stopped  # beside a malformed call that spent the budget: it never runs
         # Until a failure is counted in the run, no tool is closed, held or has a failed
         # call to repeat (a hold is written with the failure that spent its budget).
         if plan.looks and request.state.get(COUNTS_KEY):
@@ -910,6 +922,8 @@ class ToolErrorMiddleware(
             ```
         """
         plan = self._plan
+        if plan.replies and (stopped := stopped_call(plan.name, request)) is not None:
+            return stopped
         if plan.looks and request.state.get(COUNTS_KEY):
             early = await arun(before_running(plan, request))
             if isinstance(early, (Release, Rerun)):
@@ -957,41 +971,53 @@ class _WatchingToolErrorMiddleware(ToolErrorMiddleware[_ContentT_co, _ExcT_co, _
         return reset(self._plan, state)
 
     @override
-    def after_agent(self, state: Any, runtime: Runtime[Any]) -> None:
+    def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Stop the run if a budget was spent in its last step: that step is saved now.
 
         Raises:
             ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
         """
         raise_stop(self._plan.name, state)
+        return None
 
     @override
-    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> None:
+    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """`after_agent` on the async path."""
         raise_stop(self._plan.name, state)
+        return None
 
 
 class _ReplyingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
-    """A watching middleware that also answers after each model reply.
+    """A watching middleware that also meets the malformed calls of each model reply.
 
     Chosen when a budget counts malformed calls (every budget does, unless its `kinds` say
     otherwise), a route takes malformed calls, or failures are recorded or listened to:
-    malformed calls are seen only in the model's reply, never in a tool call.
+    malformed calls are seen only in the model's reply, never in a tool call. They are met
+    in the model call's own step (`model_step.finished`).
     """
 
-    # A stop found here ends the run: `after_agent` raises it once this step is saved. A
-    # reply of only malformed calls goes back to the model, which reads their answers.
-    @hook_config(can_jump_to=["end", "model"])
+    # A reply of only malformed calls goes back to the model from the model call's step;
+    # where another middleware's hook after the model drops that, from here.
+    @hook_config(can_jump_to=["model"])
     @override
-    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Count, record and answer the model's malformed calls (see `lifecycle.after_model`)."""
-        return run(after_model(self._plan, state, runtime))
+    def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Stop the run if a budget was spent in its last step, else send back a reply.
 
-    @hook_config(can_jump_to=["end", "model"])
+        A reply of only malformed calls another middleware's hook kept from the model goes
+        back to it here (see `settling.sent_back`).
+
+        Raises:
+            ToolErrorBudgetExceeded: A "stop" budget of this middleware was spent.
+        """
+        raise_stop(self._plan.name, state)
+        return sent_back(self._plan.name, state)
+
+    @hook_config(can_jump_to=["model"])
     @override
-    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """The same answers on the async path."""
-        return await arun(after_model(self._plan, state, runtime))
+    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """`after_agent` on the async path."""
+        raise_stop(self._plan.name, state)
+        return sent_back(self._plan.name, state)
 
 
 class _PausingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]):
@@ -1023,10 +1049,27 @@ class _PausingToolErrorMiddleware(_WatchingToolErrorMiddleware[_ContentT_co, _Ex
 
 
 class _PausingReplyingToolErrorMiddleware(
-    _PausingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
-    _ReplyingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co],
+    _PausingToolErrorMiddleware[_ContentT_co, _ExcT_co, _ModeT_co]
 ):
-    """A pausing middleware that also answers after each model reply."""
+    """A pausing middleware that also answers after each model reply, in a node.
+
+    A held tool's call cut short in a reply is that tool's next call: the run pauses for
+    the person, which only a node can do without calling the model again on resume.
+    """
+
+    # A stop found here ends the run: `after_agent` raises it once this step is saved. A
+    # reply of only malformed calls goes back to the model, which reads their answers.
+    @hook_config(can_jump_to=["end", "model"])
+    @override
+    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Count, record and answer the model's malformed calls (see `lifecycle.after_model`)."""
+        return run(after_model(self._plan, state, runtime))
+
+    @hook_config(can_jump_to=["end", "model"])
+    @override
+    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """The same answers on the async path."""
+        return await arun(after_model(self._plan, state, runtime))
 
 
 _CLASSES: dict[Shape, type[ToolErrorMiddleware[Any, Any, Any]]] = {

@@ -1,11 +1,12 @@
-"""What a watching middleware does as a model call starts, inside the model call's own step.
+"""What a watching middleware does around a model call, inside the model call's own step.
 
-A middleware that counts, records or listens settles the step the model is about to read:
-a stop saved by the step before is raised, the step's failures in a row are put in call
-order, and the error answers another middleware wrote are met (`lifecycle.settled_step`).
-Done in a node of its own, that costs a graph step for every model call; done here, in
-`wrap_model_call`, it costs none. What it writes goes out with the model's reply
-(`ExtendedModelResponse`), and the model reads the answers it replaced.
+A middleware that counts, records or listens settles the step the model is about to read
+as the call starts: a stop saved by the step before is raised, the step's failures in a
+row are put in call order, and the error answers another middleware wrote are met
+(`lifecycle.settled_step`). Once the model has answered, the reply's malformed calls are
+met (`finished`). Done in nodes of their own, these cost two graph steps for every model
+call; done here, in `wrap_model_call`, they cost none. What they write goes out with the
+model's reply (`ExtendedModelResponse`), and the model reads the answers replaced.
 
 A stop is raised from here as a `StopBeforeTheModel`, which model-call wrappers let
 through. A stop this step finds writes nothing: a failed step is not saved, so the thread
@@ -15,21 +16,31 @@ failure that spent it. Running the thread again meets the same answers and the s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar, Token
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
-from langchain_core.messages import AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 from langgraph.types import Command
 
 from _langchain_tool_errors.classifying import last_reply
 from _langchain_tool_errors.effects import Life
-from _langchain_tool_errors.lifecycle import repaired_reply, settled_step, told
+from _langchain_tool_errors.lifecycle import repaired_reply, settled_step, told, unmet_malformed
 from _langchain_tool_errors.plan import Plan
 from _langchain_tool_errors.providers import Provider
 from _langchain_tool_errors.record_types import ToolFailure
-from _langchain_tool_errors.state import FAILURES_KEY, STOPS_KEY, BudgetStop
+from _langchain_tool_errors.settling import back_to_the_model, settle
+from _langchain_tool_errors.state import (
+    COUNTS_KEY,
+    FAILURES_KEY,
+    STOPS_KEY,
+    BudgetStop,
+    applied,
+    merged,
+)
 from _langchain_tool_errors.stopping import as_signal, raised, running_config, saved_stop
 
 
@@ -79,35 +90,168 @@ def started(plan: Plan, request: ModelRequest[Any]) -> Life[Started]:
     return Started(request, update or None, added, records)
 
 
+class _Waiting(NamedTuple):
+    """A middleware of ours inside the outermost, whose reply is met once every repair ran."""
+
+    plan: Plan
+    written: dict[str, Any]
+    """What its own part of the step writes, which the state it meets the reply in has."""
+
+
+@dataclass(slots=True)
+class _Around:
+    """The middleware of ours around one model call, opened by the outermost of them.
+
+    The reply is met for each of them there, once every repair has run (a repaired call
+    is no failure), inner ones first as their hooks after the model would run; and only
+    that one sends the run back to the model: LangGraph takes one `jump_to` a step.
+    """
+
+    owner: Plan
+    state: object
+    """The agent state of the call: an agent run inside the call has one of its own."""
+    waiting: dict[str, _Waiting] = field(default_factory=dict[str, _Waiting])
+    replaced: set[str] = field(default_factory=set[str])
+    """The ids of the messages one of them replaced as the call started: the innermost's
+    answer is the one the model read, and the one the step writes."""
+
+
+_AROUND: ContextVar[_Around | None] = ContextVar("langchain_tool_errors_around", default=None)
+
+
+def opened(plan: Plan, request: ModelRequest[Any]) -> Token[_Around | None] | None:
+    """Open the model call to the middleware of ours around it, if this one is outermost.
+
+    Only a middleware that settles in the model call's step or repairs replies takes
+    part; `None` when this one does not, or one outside it opened the call already. Close
+    with `closed`.
+    """
+    if plan.repair is None and not plan.settles_in_model_step:
+        return None
+    if _around(request) is not None:
+        return None
+    return _AROUND.set(_Around(plan, request.state))
+
+
+def _around(request: ModelRequest[Any]) -> _Around | None:
+    """The middleware of ours around this model call, if one opened it."""
+    around = _AROUND.get()
+    return around if around is not None and around.state is request.state else None
+
+
+def closed(token: Token[_Around | None] | None) -> None:
+    """Close the model call `opened` opened; nothing for `None`."""
+    if token is not None:
+        _AROUND.reset(token)
+
+
 def finished(
     plan: Plan,
-    begun: Started,
+    begun: Started | None,
     response: ModelResponse[Any],
     request: ModelRequest[Any],
     provider: Provider,
 ) -> Life[ModelResponse[Any] | ExtendedModelResponse[Any]]:
-    """The model's answer, repaired, with what the step's start writes: the step writes both.
+    """The model's answer, repaired, with what the step writes around it.
 
-    The listeners are told of the failures met as the step started, now that the model
-    has answered, and then of the repairs. The answers added come before the reply; a
-    repair's update (its records) comes after the start's.
+    The listeners are told of the failures met as the step started (`begun`, for a
+    middleware that settles there), now that the model has answered, and then of the
+    repairs. The answers added come before the reply; a repair's records come after the
+    start's. The reply's malformed calls are met by the outermost middleware of ours,
+    for each (`_Around`): their answers follow the reply.
     """
-    yield from told(plan, begun.records)
+    if begun is not None:
+        yield from told(plan, begun.records)
     answer = yield from repaired_reply(plan, response, request, provider)
     response = answer if isinstance(answer, ModelResponse) else answer.model_response
+    written = dict(begun.update or {}) if begun is not None else {}
     command = None if isinstance(answer, ModelResponse) else answer.command
-    if begun.added:
-        response = ModelResponse(
-            result=[*begun.added, *response.result],
-            structured_response=response.structured_response,
-        )
-    written = dict(begun.update or {})
-    extra: dict[str, Any] = {} if command is None else dict(command.update or {})
+    extra: Mapping[str, Any] = {} if command is None else command.update or {}
     for key, value in extra.items():  # the repair's records come after the start's
         written[key] = [*written[key], *value] if key == FAILURES_KEY and key in written else value
+    around = _around(request)
+    meets = plan.replies and plan.settles_in_model_step
+    after: list[ToolMessage] = []
+    if around is not None and begun is not None:
+        _keep_the_innermost(around, written)
+    if around is not None and around.owner is not plan:
+        if meets:  # met by the outermost, after its repairs
+            around.waiting[plan.name] = _Waiting(plan, written)
+    elif around is not None:
+        waiting = [*around.waiting.values(), *([_Waiting(plan, written)] if meets else [])]
+        messages = [*request.messages, *response.result]
+        written, after = yield from _met(waiting, request, messages, written)
+    added: list[ToolMessage] = [] if begun is None else begun.added
+    if added or after:
+        response = ModelResponse(
+            result=[*added, *response.result, *after],
+            structured_response=response.structured_response,
+        )
     if not written:
         return response
     return ExtendedModelResponse(model_response=response, command=Command(update=written))
+
+
+def _keep_the_innermost(around: _Around, written: dict[str, Any]) -> None:
+    """Leave out of `written` the answers a middleware inside this one replaced again.
+
+    Each replaces an answer another middleware wrote with its route's as the call starts,
+    and passes the request on: the model reads the innermost one's. The step writes each
+    middleware's update in turn, inner ones first, so the outer ones leave theirs out.
+    """
+    answers: list[ToolMessage] | None = written.get("messages")
+    if not answers:
+        return
+    kept = [answer for answer in answers if answer.id not in around.replaced]
+    around.replaced.update(answer.id for answer in answers if answer.id)
+    if kept:
+        written["messages"] = kept
+    else:
+        del written["messages"]
+
+
+def _met(
+    waiting: list[_Waiting],
+    request: ModelRequest[Any],
+    messages: Sequence[BaseMessage],
+    written: dict[str, Any],
+) -> Life[tuple[dict[str, Any], list[ToolMessage]]]:
+    """The reply's malformed calls met for each middleware: what the step writes, the answers.
+
+    Each meets the reply in the state its own part of the step leaves, after the answers
+    of those before it. A reply of only malformed calls one of them answered goes back to
+    the model (`jump_to`; where another middleware's hook after the model drops it, the
+    hook after the agent sends it, `sent_back`). A stop one of them finds answers the
+    malformed calls, and is kept: the reply's other calls go to the tools, where the
+    tool-call hooks answer each that no other middleware did (`settling.stopped_call`),
+    and the stop is raised as the next model call starts, or after the agent.
+    """
+    reply = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    if reply is None or not reply.invalid_tool_calls:  # most replies
+        return written, []
+    state: Mapping[str, Any] = request.state
+    calls = {call["id"] for call in reply.tool_calls}
+    answers: list[ToolMessage] = []
+    back = stopped = False
+    for plan, own_part in waiting:
+        view = applied(state, own_part)
+        view["messages"] = [*messages, *answers]
+        found = yield from unmet_malformed(plan, view, request.runtime)
+        if not found:
+            continue
+        counts: dict[str, int] = dict(view.get(COUNTS_KEY) or {})
+        update, records = settle(plan, view, found, counts)
+        yield from told(plan, records)
+        update = back_to_the_model(view, found, update) or {}
+        jump = update.pop("jump_to", None)
+        stopped = stopped or jump == "end"
+        back = back or jump == "model"
+        made: list[ToolMessage] = update.pop("messages", None) or []
+        answers += [answer for answer in made if answer.tool_call_id not in calls]
+        written = merged(written, update)
+    if back and not stopped:
+        written["jump_to"] = "model"
+    return written, answers
 
 
 def _answered_by_langchain(request: ModelRequest[Any]) -> frozenset[str]:

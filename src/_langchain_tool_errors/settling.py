@@ -38,6 +38,7 @@ from _langchain_tool_errors.state import (
     set_to,
     settled,
     settled_key,
+    step_id,
     step_of,
 )
 from _langchain_tool_errors.stopping import (
@@ -171,15 +172,16 @@ def settle(
 ) -> tuple[dict[str, Any] | None, list[ToolFailure]]:
     """Count and record failures met in a model hook, then answer them.
 
-    Malformed calls (after the model, or before the next model call when a hook listed
-    inside sent the run back to it) and answers written elsewhere (before it). A
-    malformed call no route answered is left to `create_agent`, which answers it before
-    the next model call, unless a "tell" budget it spent answers it; an answer written
-    elsewhere is replaced (keeping its id) only by a route's or a budget's. A "stop"
-    budget one of them spends answers it, and every call of the reply still unanswered,
-    with the stop, and ends the run, which `after_agent` stops. A failed call of a tool an
-    "interrupt" budget holds is that tool's next call: the run pauses for the person's
-    decision before the failure is counted.
+    Malformed calls (once the model has answered, see `lifecycle.unmet_malformed`) and
+    answers written elsewhere (as the next model call starts). A malformed call no route
+    answered is left to `create_agent`, which answers it before the next model call,
+    unless a "tell" budget it spent answers it; an answer written elsewhere is replaced
+    (keeping its id) only by a route's or a budget's. A "stop" budget one of them spends
+    answers it, and every call of the reply still unanswered, with the stop, and ends the
+    run (`jump_to`), which `after_agent` stops. In the model call's step, the caller keeps
+    only the answers to malformed calls and no jump (see `model_step._met`). A failed call
+    of a tool an "interrupt" budget holds is that tool's next call: the run pauses for the
+    person's decision before the failure is counted.
 
     Before the model, `ordered` is the run's counts with the last step's failures in a
     row put in call order (`Accounts.in_call_order`), when that changed them: the
@@ -293,6 +295,22 @@ def settled_closed(answer: ToolMessage, request: ToolCallRequest) -> Command[Any
     return Command(update={"messages": [answer], SETTLED_KEY: mark})
 
 
+def stopped_call(name: str, request: ToolCallRequest) -> Command[Any] | None:
+    """The answer to a call that comes to run after the middleware `name` stopped the run.
+
+    A malformed call met in the model call's step may spend the budget beside calls that
+    nothing answered there: they go to the tools, and each is answered here, as this
+    package's own, without running. `None` when this middleware has no stop in the run.
+    """
+    stops: Mapping[str, BudgetStop] | None = request.state.get(STOPS_KEY)
+    stop = None if not stops else stops.get(name)
+    if stop is None:
+        return None
+    answer = stopped_answer(stop, id_of(request), tool_name(request))
+    mark = own(step_of(request.state), answer.tool_call_id)
+    return Command(update={"messages": [answer], SETTLED_KEY: mark})
+
+
 def is_closed(plan: Plan, request: ToolCallRequest, state: Mapping[str, Any]) -> bool:
     """Whether the call is to a tool a "tell" budget closed: answered, never a failure.
 
@@ -339,3 +357,25 @@ def back_to_the_model(
     if reply is None or reply.tool_calls:
         return update
     return {**(update or {}), "jump_to": "model"}
+
+
+def sent_back(name: str, state: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The update that sends the run back to the model at a reply it never read; or `None`.
+
+    A reply of only malformed calls the middleware `name` met. The model call's step sends
+    such a reply back with `jump_to`; another middleware's hook after the model, a node
+    between the model and the edge that reads it, drops it, and the run ends there
+    instead: the hook after the agent sends it back. Not when a middleware of this package
+    stopped the run: the stop is raised at the run's end.
+    """
+    if state.get(STOPS_KEY):
+        return None
+    reply, _ = last_reply(state)
+    if reply is None or reply.tool_calls or not reply.invalid_tool_calls:
+        return None
+    marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
+    step = step_id(reply)
+    for call in reply.invalid_tool_calls:
+        if settled_key(name, step, call.get("id") or "") in marks:
+            return {"jump_to": "model"}
+    return None

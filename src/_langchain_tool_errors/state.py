@@ -11,7 +11,7 @@ reducer. The stages import what they read and write from here; none defines a ke
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import AgentState, OmitFromInput, PrivateStateAttr
@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 # pydantic reads `HeldTool` inside `BudgetPause`, and takes only typing_extensions'
 # TypedDict on Python 3.11.
+from langgraph.types import Overwrite
 from typing_extensions import TypedDict
 
 # The base of the stages: neither `budget` nor `classifying` may import this module.
@@ -266,6 +267,53 @@ def add_failures(current: list[ToolFailure] | None, update: list[ToolFailure]) -
     if not update:
         return current or []
     return [*(current or ()), *update]
+
+
+# A model call's step writes what comes before the model and what comes after it as one
+# update: the part after reads the state as the part before left it.
+
+_REDUCERS: dict[str, Callable[[Any, Any], Any]] = {
+    COUNTS_KEY: add_counts,
+    STOPS_KEY: keep_first_stops,
+    SETTLED_KEY: add_counts,
+    PAUSES_KEY: hold_or_release,
+    FAILURES_KEY: add_failures,
+}
+
+
+def applied(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """`state` with `update` written through the reducers, as LangGraph would write it."""
+    result = dict(state)
+    for key, value in update.items():
+        if isinstance(value, Overwrite):
+            result[key] = value.value
+            continue
+        reducer = _REDUCERS.get(key)
+        result[key] = value if reducer is None else reducer(result.get(key), value)
+    return result
+
+
+def merged(first: dict[str, Any], second: Mapping[str, Any] | None) -> dict[str, Any]:
+    """One update that writes `first`, then `second`.
+
+    Records and messages follow each other, marks and holds join (`second`'s winning),
+    anything else is `second`'s.
+    """
+    if not second:
+        return first
+    result = dict(first)
+    for key, value in second.items():
+        old: Any = result.get(key)
+        if old is None or isinstance(value, Overwrite) or key == "jump_to":
+            result[key] = value
+        elif key in (FAILURES_KEY, "messages"):
+            result[key] = [*old, *value]
+        elif key == STOPS_KEY:
+            result[key] = keep_first_stops(old, value)
+        else:
+            marks: dict[str, Any] = old
+            result[key] = {**marks, **value}
+    return result
 
 
 # The schemas. LangGraph takes the last callable in `Annotated` as the reducer, so it comes

@@ -475,6 +475,74 @@ def test_beside_another_hook_after_the_model_a_reply_goes_back_from_the_run_s_en
     assert bracketing.hooks == ["start", *["end"] * ends]
 
 
+class EndsAfterTheFirstReply(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Ends the run before any model call after the first, adding no message."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.before_model_calls = 0
+
+    @hook_config(can_jump_to=["end"])
+    @override
+    def before_model(self, state: AgentState[Any], runtime: Any) -> dict[str, Any] | None:
+        self.before_model_calls += 1
+        replied = any(isinstance(m, AIMessage) for m in state["messages"])
+        return {"jump_to": "end"} if replied else None
+
+    @hook_config(can_jump_to=["end"])
+    @override
+    async def abefore_model(self, state: AgentState[Any], runtime: Any) -> dict[str, Any] | None:
+        return self.before_model(state, runtime)
+
+
+def test_a_reply_goes_back_from_the_run_s_end_once(path: Path) -> None:
+    # Beside a hook after the model, the reply goes back from the run's end. A hook before
+    # the model that then ends the run again is obeyed: the reply is not sent back twice.
+    ends = EndsAfterTheFirstReply()
+    ours = ToolErrorMiddleware(report_type_only, listeners=[lambda failure: None])
+    limit = ModelCallLimitMiddleware(run_limit=10)
+    agent = agent_of([lookup_tool()], [ends, ours, limit], [MALFORMED_ONLY, DONE])
+
+    result = run(agent, path, config={"recursion_limit": 40})
+
+    assert [m.text for m in result["messages"] if isinstance(m, AIMessage)] == [""]
+    assert ends.before_model_calls == 2
+
+
+class CopiesTheState(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Hands the model call on with a copy of the agent state."""
+
+    @override
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        return handler(request.override(state={**request.state}))
+
+    @override
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        return await handler(request.override(state={**request.state}))
+
+
+def test_two_middleware_around_one_model_call_send_a_reply_back_once(path: Path) -> None:
+    # A middleware between them copies the state: the two still meet the reply as one, and
+    # only the outer one sends it back (LangGraph takes one `jump_to` a step).
+    told: list[ToolFailure] = []
+    outer = ToolErrorMiddleware(report_type_only, listeners=[told.append], name="outer")
+    inner = ToolErrorMiddleware(report_type_only, listeners=[told.append], name="inner")
+    agent = agent_of([lookup_tool()], [outer, CopiesTheState(), inner], [MALFORMED_ONLY, DONE])
+
+    result = run(agent, path)
+
+    assert result["messages"][-1].text == "done"
+    assert [f["middleware"] for f in told] == ["inner", "outer"]
+
+
 @pytest.mark.parametrize(
     "reply",
     [

@@ -13,9 +13,10 @@ failure. Each mark names its step (the reply's message id) with the call's id: a
 give the calls of every reply the same ids ("call_0" each time, as some OpenAI-compatible
 servers do), and a mark of an earlier step must not hide a later answer.
 
-The same marks name the malformed calls each middleware met in its hook after the model:
-when a hook listed inside it sends the run straight back to the model, LangGraph skips the
-rest, and the middleware meets the calls it missed before the next model call instead.
+The same marks name the malformed calls each middleware met once the model answered: a
+reply it never met there (a middleware outside it gave another, or a hook after the model
+sent the run back past the node of an "interrupt" budget) is met as the next model call
+starts instead.
 """
 
 from __future__ import annotations

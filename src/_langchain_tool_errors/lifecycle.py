@@ -176,9 +176,8 @@ def settled_step(
 
     The step's failures in a row are put in call order with its successes
     (`Accounts.in_call_order`). A middleware that watches replies first meets the
-    malformed calls of the model's last reply that its hook after the model missed: a
-    hook listed inside it sent the run back to the model, and LangGraph skipped the rest.
-    Those that langchain answered itself as this model call started
+    malformed calls of the model's last reply it never met once the model answered (see
+    `unmet_malformed`). Those that langchain answered itself as this model call started
     (`answered_by_langchain`) keep that answer: no route is asked for another. The error
     answers to that reply that this middleware did not settle were written by another
     middleware (a limit, a person's review, one that answers a call itself): each goes

@@ -660,12 +660,20 @@ class ToolErrorMiddleware(
             request: The model call: the chat model, the messages, the agent state.
             handler: Calls the model (and any inner middleware).
 
+        A middleware with a budget, the record or listeners also settles the step the
+        model reads as the call starts, and meets the reply's malformed calls once the
+        model answers (see the budgets guide's "Graph steps").
+
         Returns:
-            The model's response; where `repair=` corrects calls of its reply, with those.
+            The model's response; where `repair=` corrects calls of its reply, with those;
+            with what the step writes (counts, record, answers to malformed calls), as an
+            `ExtendedModelResponse`.
 
         Raises:
             TypeError: An error message holds a content block the model's provider does
                 not take in a tool result (see the providers guide); nothing is sent.
+            ToolErrorBudgetExceeded: A "stop" budget was spent in the step before, or by
+                an answer another middleware wrote, met as the call starts.
 
         Example:
             `create_agent` calls this before every model call; the messages the agent's
@@ -729,11 +737,13 @@ class ToolErrorMiddleware(
             handler: Awaited; calls the model, through any middleware listed inside this one.
 
         Returns:
-            What the model answered, with the calls of its reply `repair=` corrected, if any.
+            What the model answered, with the calls of its reply `repair=` corrected, if any,
+            and what the step writes around it (see `wrap_model_call`).
 
         Raises:
             TypeError: A content block of an error message is one the model's provider
                 refuses in a tool result; nothing is sent (see the providers guide).
+            ToolErrorBudgetExceeded: As in `wrap_model_call`.
 
         Example:
             ```python

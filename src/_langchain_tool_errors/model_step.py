@@ -108,8 +108,8 @@ class _Around:
     """
 
     owner: Plan
-    state: object
-    """The agent state of the call: an agent run inside the call has one of its own."""
+    runtime: object
+    """The runtime of the call: an agent run inside the call has one of its own."""
     waiting: dict[str, _Waiting] = field(default_factory=dict[str, _Waiting])
     replaced: set[str] = field(default_factory=set[str])
     """The ids of the messages one of them replaced as the call started: the innermost's
@@ -130,13 +130,13 @@ def opened(plan: Plan, request: ModelRequest[Any]) -> Token[_Around | None] | No
         return None
     if _around(request) is not None:
         return None
-    return _AROUND.set(_Around(plan, request.state))
+    return _AROUND.set(_Around(plan, request.runtime))
 
 
 def _around(request: ModelRequest[Any]) -> _Around | None:
     """The middleware of ours around this model call, if one opened it."""
     around = _AROUND.get()
-    return around if around is not None and around.state is request.state else None
+    return around if around is not None and around.runtime is request.runtime else None
 
 
 def closed(token: Token[_Around | None] | None) -> None:

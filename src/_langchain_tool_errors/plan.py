@@ -39,10 +39,13 @@ Shape: TypeAlias = Literal["plain", "watching", "replying", "pausing", "pausing_
 - `"watching"`: also a hook at the run's start (counts and record from zero) and one at
   its end (a stop of the last step); each step is settled as the model call starts, in
   the model call's own step (a stop saved before raised; answers written elsewhere met);
-- `"replying"`: also a hook after each model reply (its malformed calls);
+- `"replying"`: the same nodes; the reply's malformed calls are met in the model call's
+  step too, and the hook at the run's end sends back a reply of only malformed calls
+  that another middleware's hook after the model kept from the model;
 - `"pausing"`, `"pausing_replying"`: an "interrupt" budget's, which settle each step in a
   hook before the model instead: a person's decision at a pause there must be saved with
-  the step it ends, and a model call's step that stops writes nothing.
+  the step it ends, and a model call's step that stops writes nothing. The second also
+  meets each reply in a hook after the model, where a held tool's cut-short call pauses.
 """
 
 
@@ -87,7 +90,8 @@ class Plan:
     """Whether every result is looked at, and failures counted, recorded and marked settled:
     a budget, a route for failures that are not exceptions, the record or listeners."""
     replies: bool
-    """Whether the model's replies are met after the model, for their malformed calls."""
+    """Whether the model's replies are met once the model answers, for their malformed
+    calls (in the model call's step, or in a node for an "interrupt" budget)."""
     looks: bool
     """Whether a call needs a look before it runs: a tool may be closed or held, or
     repeats are answered."""

@@ -35,6 +35,7 @@ from _langchain_tool_errors.state import (
     given,
     own,
     rewritten,
+    sent_back_key,
     set_to,
     settled,
     settled_key,
@@ -365,8 +366,9 @@ def sent_back(name: str, state: Mapping[str, Any]) -> dict[str, Any] | None:
     A reply of only malformed calls the middleware `name` met. The model call's step sends
     such a reply back with `jump_to`; another middleware's hook after the model, a node
     between the model and the edge that reads it, drops it, and the run ends there
-    instead: the hook after the agent sends it back. Not when a middleware of this package
-    stopped the run: the stop is raised at the run's end.
+    instead: the hook after the agent sends it back, once. A run that ends at the same
+    reply again was ended on purpose (a hook before the model that ends it, say), and so
+    was one a middleware of this package stopped: the stop is raised at the run's end.
     """
     if state.get(STOPS_KEY):
         return None
@@ -375,7 +377,10 @@ def sent_back(name: str, state: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     marks: Mapping[str, int] = state.get(SETTLED_KEY) or {}
     step = step_id(reply)
+    once = sent_back_key(name, step)
+    if once in marks:
+        return None
     for call in reply.invalid_tool_calls:
         if settled_key(name, step, call.get("id") or "") in marks:
-            return {"jump_to": "model"}
+            return {"jump_to": "model", SETTLED_KEY: {once: 1}}
     return None

@@ -201,6 +201,14 @@ def given(state: Mapping[str, Any]) -> dict[str, int]:
     return marks
 
 
+def sent_back_key(name: str, step: str) -> str:
+    """The key that marks the step's reply as sent back by the hook after the agent.
+
+    That hook of the middleware `name` sends a reply back once.
+    """
+    return f"{name}\x00{step}\x00sent back"
+
+
 def met(marks: Mapping[str, int], name: str, step: str, call_id: str) -> bool:
     """Whether the middleware `name` met the call in this run, or the run was given it."""
     return settled_key(name, step, call_id) in marks or _mark(step, call_id) in marks

@@ -7,6 +7,7 @@ comes before the call runs and that a resume runs it at most once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
@@ -15,7 +16,7 @@ import pytest
 # create_agent's `checkpointer` parameter is partially unknown in pyright strict.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
 from langchain.agents.middleware import ToolCallLimitMiddleware
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
@@ -36,7 +37,7 @@ from langchain_tool_errors import (
     ToolFailure,
 )
 from langchain_tool_errors.handlers import report_type_only
-from langchain_tool_errors.testing import Repeat, ScriptedChatModel
+from langchain_tool_errors.testing import Repeat, ScriptedChatModel, ScriptStep
 from tests._agents import Agent, Path, call, echo_tool, failing_tool, rerun, run, tool_messages
 from tests._postgres import Postgres
 from tests._processes import run_python
@@ -375,6 +376,83 @@ def test_a_tool_held_by_malformed_calls_pauses_at_its_next_call(path: Path) -> N
     pause = paused_with(paused)
     assert (pause["call_id"], pause["kind"], pause["count"]) == ("c", "malformed_call", 2)
     assert runs == []  # the valid call waits for the person
+
+
+def test_an_interrupt_budget_inside_another_middleware_counts_its_malformed_calls(
+    path: Path,
+) -> None:
+    # The outer middleware answers malformed calls with its route. The budget inside it
+    # meets each reply first, in the model call's step, and counts the calls: the second
+    # spends it, and the tool is held.
+    told: list[ToolFailure] = []
+    answering = ToolErrorMiddleware.from_routes(
+        [Route(MalformedToolCall, lambda failure, request: "send it again")],
+        listeners=[told.append],
+        name="answering",
+    )
+    budget = ErrorBudget(per_run=1, when_spent="interrupt")
+    holding = ToolErrorMiddleware(
+        report_type_only, budget=budget, listeners=[told.append], name="holding"
+    )
+    built: Agent = create_agent(
+        ScriptedChatModel(script=[cut_short("m1"), cut_short("m2"), AIMessage("done")]),
+        tools=[weather_tool([])],
+        middleware=[answering, holding],
+        checkpointer=InMemorySaver(),
+    )
+
+    result = run(built, path, config=CONFIG)
+
+    assert [(f["middleware"], f["call_id"], f["outcome"]) for f in told] == [
+        ("holding", "m1", "answered"),
+        ("answering", "m1", "answered"),
+        ("holding", "m2", "held"),
+        ("answering", "m2", "answered"),
+    ]
+    assert [m.text for m in result["messages"] if isinstance(m, ToolMessage)] == [
+        "send it again",
+        "send it again",
+    ]
+
+
+def test_a_held_tool_s_cut_short_call_pauses_before_another_middleware_answers_it(
+    path: Path,
+) -> None:
+    # Once the budget holds `weather`, its next cut-short call is left to the budget's
+    # node after the model, which pauses: the outer middleware's route does not answer it.
+    answering = ToolErrorMiddleware.from_routes(
+        [Route(MalformedToolCall, lambda failure, request: "send it again")], name="answering"
+    )
+    budget = ErrorBudget(per_run=1, when_spent="interrupt")
+    holding = ToolErrorMiddleware(report_type_only, budget=budget, name="holding")
+    asked: list[int] = []
+
+    def third(messages: Sequence[BaseMessage]) -> AIMessage:
+        asked.append(len(messages))
+        return cut_short("m3")
+
+    script: list[ScriptStep] = [cut_short("m1"), cut_short("m2"), third, AIMessage("done")]
+    built: Agent = create_agent(
+        ScriptedChatModel(script=script),
+        tools=[weather_tool([])],
+        middleware=[answering, holding],
+        checkpointer=InMemorySaver(),
+    )
+
+    paused = run(built, path, config=CONFIG)
+
+    assert paused_with(paused)["call_id"] == "m3"
+    answered = [m.tool_call_id for m in paused["messages"] if isinstance(m, ToolMessage)]
+    assert answered == ["m1", "m2"]
+
+    # The resume goes on from the pause: the model is not called again for the same reply.
+    done = resume(built, path, {"type": "answer", "text": "no forecast today"})
+
+    replies = [m for m in done["messages"] if isinstance(m, AIMessage)]
+    assert [r.invalid_tool_calls[0]["id"] for r in replies[:3]] == ["m1", "m2", "m3"]
+    assert [r.text for r in replies[3:]] == ["done"]
+    assert tool_messages(done)["m3"].text == "no forecast today"
+    assert len(asked) == 1
 
 
 def test_a_route_s_own_interrupt_budget_holds_the_tool(path: Path) -> None:

@@ -18,6 +18,7 @@ from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariab
 from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
+    HumanInTheLoopMiddleware,
     ModelCallLimitMiddleware,
     ModelRequest,
     ModelResponse,
@@ -40,6 +41,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.store.memory import InMemoryStore
+from langgraph.types import Command
 from pydantic import BaseModel, model_validator
 from typing_extensions import override
 
@@ -507,6 +509,70 @@ def test_a_reply_goes_back_from_the_run_s_end_once(path: Path) -> None:
 
     assert [m.text for m in result["messages"] if isinstance(m, AIMessage)] == [""]
     assert ends.before_model_calls == 2
+
+
+class EndsAfterEachReply(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Ends the run after each model reply, on purpose."""
+
+    @hook_config(can_jump_to=["end"])
+    @override
+    def after_model(self, state: AgentState[Any], runtime: Any) -> dict[str, Any]:
+        return {"jump_to": "end"}
+
+    @hook_config(can_jump_to=["end"])
+    @override
+    async def aafter_model(self, state: AgentState[Any], runtime: Any) -> dict[str, Any]:
+        return {"jump_to": "end"}
+
+
+def test_a_hook_after_the_model_that_ends_the_run_gets_the_reply_sent_back_once(
+    path: Path,
+) -> None:
+    # That end looks the same as a dropped way back: the reply goes back once, and the
+    # next reply's end is kept.
+    ours = ToolErrorMiddleware(report_type_only, listeners=[lambda failure: None])
+    agent = agent_of(
+        [lookup_tool()], [ours, EndsAfterEachReply()], [MALFORMED_ONLY, AIMessage("again")]
+    )
+
+    result = run(agent, path)
+
+    assert [m.text for m in result["messages"] if isinstance(m, AIMessage)] == ["", "again"]
+
+
+def test_a_review_before_ours_asks_about_a_call_beside_a_stop_that_then_does_not_run(
+    path: Path,
+) -> None:
+    # The malformed call spends the budget in the model call's step; the review's hook after
+    # the model asks about the valid call beside it; approved, it is answered without
+    # running, and the run stops.
+    ran: list[int] = []
+
+    def lookup(record_id: int) -> str:
+        """Look a record up by its number."""
+        ran.append(record_id)
+        return "ok"
+
+    review = HumanInTheLoopMiddleware(interrupt_on={"lookup": True})
+    ours = ToolErrorMiddleware(report_type_only, budget=ErrorBudget(per_run=1))
+    first = AIMessage("", invalid_tool_calls=[{**CUT_SHORT, "id": "cut-0"}])
+    agent = agent_of(
+        [StructuredTool.from_function(lookup)],
+        [review, ours],
+        [first, MALFORMED, DONE],
+        InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "review"}}
+
+    paused = run(agent, path, config=config)
+    assert paused["__interrupt__"]
+    with pytest.raises(ToolErrorBudgetExceeded):
+        run(agent, path, Command(resume={"decisions": [{"type": "approve"}]}), config)
+
+    assert ran == []
+    messages: list[BaseMessage] = agent.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m.text for m in messages if isinstance(m, ToolMessage)}
+    assert "did not run" in answers["valid"]
 
 
 class CopiesTheState(AgentMiddleware[AgentState[Any], Any, Any]):

@@ -51,6 +51,7 @@ from _langchain_tool_errors.settling import (
     back_to_the_model,
     conclude,
     is_closed,
+    sent_back,
     settle,
     settled_closed,
     stopped,
@@ -214,6 +215,8 @@ def after_model(
     `create_agent` would otherwise end the run with it, an empty answer.
     """
     found = yield from unmet_malformed(plan, state, runtime)
+    if not found:  # met in the model call's step, where a jump is lost to this node
+        return sent_back(plan.name, state)
     update, records = settle(plan, state, found)
     yield from told(plan, records)
     return back_to_the_model(state, found, update)
@@ -240,6 +243,7 @@ def unmet_malformed(
     state: Mapping[str, Any],
     runtime: Runtime[Any],
     answered_by_langchain: frozenset[str] = frozenset(),
+    left: frozenset[str] = frozenset(),
 ) -> Life[list[Settled]]:
     """The last reply's malformed calls this middleware takes and has not met, each routed.
 
@@ -247,8 +251,9 @@ def unmet_malformed(
     in the node after the model of an "interrupt" budget. Else as the next model call
     starts: a middleware outside this one gave a reply this one never met, or a hook after
     the model sent the run back past this one's node. A call in `answered_by_langchain` is
-    met with no route: it keeps the answer langchain gave it as that call started. None
-    for a middleware that does not meet replies.
+    met with no route: it keeps the answer langchain gave it as that call started. A call
+    in `left` is left to the node of an "interrupt" budget that holds its tool. None for a
+    middleware that does not meet replies.
     """
     found: list[Settled] = []
     if not plan.replies:
@@ -256,7 +261,7 @@ def unmet_malformed(
     marks: Mapping[str, int] | None = None  # read at the first call: this runs before
     step = ""  # every model call, and most replies have no malformed call
     for failure, request in malformed_calls(state, runtime):
-        if plan.ignores(request):
+        if plan.ignores(request) or id_of(request) in left:
             continue
         if marks is None:
             kept: Mapping[str, int] = state.get(SETTLED_KEY) or {}

@@ -718,7 +718,7 @@ class ToolErrorMiddleware(
                 if begun is not None:
                     run(told(plan, begun.records))
                 raise
-            if begun is None and opening is None:
+            if begun is None and opening is None and not plan.replies:
                 return run(repaired_reply(plan, response, request, provider))
             return run(finished(plan, begun, response, request, provider))
         finally:
@@ -789,7 +789,7 @@ class ToolErrorMiddleware(
                 if begun is not None:
                     await arun(told(plan, begun.records))
                 raise
-            if begun is None and opening is None:
+            if begun is None and opening is None and not plan.replies:
                 return await arun(repaired_reply(plan, response, request, provider))
             return await arun(finished(plan, begun, response, request, provider))
         finally:

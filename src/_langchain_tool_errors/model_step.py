@@ -26,7 +26,7 @@ from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 from langgraph.types import Command
 
-from _langchain_tool_errors.classifying import last_reply
+from _langchain_tool_errors.classifying import last_reply, malformed_calls
 from _langchain_tool_errors.effects import Life
 from _langchain_tool_errors.lifecycle import repaired_reply, settled_step, told, unmet_malformed
 from _langchain_tool_errors.plan import Plan
@@ -36,12 +36,14 @@ from _langchain_tool_errors.settling import back_to_the_model, settle
 from _langchain_tool_errors.state import (
     COUNTS_KEY,
     FAILURES_KEY,
+    PAUSES_KEY,
     STOPS_KEY,
     BudgetStop,
     applied,
     merged,
 )
 from _langchain_tool_errors.stopping import as_signal, raised, running_config, saved_stop
+from _langchain_tool_errors.tool_calls import id_of
 
 
 class Started(NamedTuple):
@@ -122,11 +124,11 @@ _AROUND: ContextVar[_Around | None] = ContextVar("langchain_tool_errors_around",
 def opened(plan: Plan, request: ModelRequest[Any]) -> Token[_Around | None] | None:
     """Open the model call to the middleware of ours around it, if this one is outermost.
 
-    Only a middleware that settles in the model call's step or repairs replies takes
-    part; `None` when this one does not, or one outside it opened the call already. Close
-    with `closed`.
+    Only a middleware that settles in the model call's step, meets replies or repairs
+    them takes part; `None` when this one does not, or one outside it opened the call
+    already. Close with `closed`.
     """
-    if plan.repair is None and not plan.settles_in_model_step:
+    if plan.repair is None and not plan.settles_in_model_step and not plan.replies:
         return None
     if _around(request) is not None:
         return None
@@ -170,7 +172,7 @@ def finished(
     for key, value in extra.items():  # the repair's records come after the start's
         written[key] = [*written[key], *value] if key == FAILURES_KEY and key in written else value
     around = _around(request)
-    meets = plan.replies and plan.settles_in_model_step
+    meets = plan.replies
     after: list[ToolMessage] = []
     if around is not None and begun is not None:
         _keep_the_innermost(around, written)
@@ -231,12 +233,13 @@ def _met(
         return written, []
     state: Mapping[str, Any] = request.state
     calls = {call["id"] for call in reply.tool_calls}
+    left = _held_calls(waiting, state, messages, request)
     answers: list[ToolMessage] = []
     back = stopped = False
     for plan, own_part in waiting:
         view = applied(state, own_part)
         view["messages"] = [*messages, *answers]
-        found = yield from unmet_malformed(plan, view, request.runtime)
+        found = yield from unmet_malformed(plan, view, request.runtime, left=left)
         if not found:
             continue
         counts: dict[str, int] = dict(view.get(COUNTS_KEY) or {})
@@ -252,6 +255,30 @@ def _met(
     if back and not stopped:
         written["jump_to"] = "model"
     return written, answers
+
+
+def _held_calls(
+    waiting: list[_Waiting],
+    state: Mapping[str, Any],
+    messages: Sequence[BaseMessage],
+    request: ModelRequest[Any],
+) -> frozenset[str]:
+    """The reply's malformed calls of tools an "interrupt" budget holds: none is met here.
+
+    Such a call is the held tool's next call: the run pauses for a person at it, in that
+    budget's node after the model (a model call's step that pauses would call the model
+    again on resume), before any middleware of ours meets it.
+    """
+    holders = [plan for plan, _ in waiting if plan.holding is not None]
+    if not holders or not state.get(PAUSES_KEY):
+        return frozenset()
+    view = {**state, "messages": messages}
+    return frozenset(
+        id_of(call)
+        for _, call in malformed_calls(view, request.runtime)
+        for plan in holders
+        if plan.holding is not None and not plan.ignores(call) and plan.holding.held(call)
+    )
 
 
 def _answered_by_langchain(request: ModelRequest[Any]) -> frozenset[str]:

@@ -394,9 +394,13 @@ def test_an_interrupt_budget_inside_another_middleware_counts_its_malformed_call
     holding = ToolErrorMiddleware(
         report_type_only, budget=budget, listeners=[told.append], name="holding"
     )
+    # Then a cut-short call of a tool it does not hold is met in the step as any other.
+    other = AIMessage(
+        "", invalid_tool_calls=[invalid_tool_call(name="other", args='{"city', id="o3")]
+    )
     built: Agent = create_agent(
-        ScriptedChatModel(script=[cut_short("m1"), cut_short("m2"), AIMessage("done")]),
-        tools=[weather_tool([])],
+        ScriptedChatModel(script=[cut_short("m1"), cut_short("m2"), other, AIMessage("done")]),
+        tools=[weather_tool([]), echo_tool("other")],
         middleware=[answering, holding],
         checkpointer=InMemorySaver(),
     )
@@ -408,11 +412,12 @@ def test_an_interrupt_budget_inside_another_middleware_counts_its_malformed_call
         ("answering", "m1", "answered"),
         ("holding", "m2", "held"),
         ("answering", "m2", "answered"),
+        ("holding", "o3", "held"),
+        ("answering", "o3", "answered"),
     ]
     assert [m.text for m in result["messages"] if isinstance(m, ToolMessage)] == [
-        "send it again",
-        "send it again",
-    ]
+        "send it again"
+    ] * 3
 
 
 def test_a_held_tool_s_cut_short_call_pauses_before_another_middleware_answers_it(

@@ -9,7 +9,7 @@ from typing import Any, Literal, Protocol
 # create_agent's `checkpointer` parameter is langgraph's `Checkpointer` alias, which leaves
 # `BaseCheckpointSaver`'s type parameter unset, so pyright strict calls the import unknown.
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import InputAgentState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -17,6 +17,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.types import Command, StateSnapshot
+from typing_extensions import override
 
 from langchain_tool_errors import ErrorBudget, SyncCapable, ToolErrorMiddleware, ToolFailure
 from langchain_tool_errors.handlers import report_type_only
@@ -242,3 +243,19 @@ class Ready:
     def __await__(self) -> Generator[Any, None, str]:
         yield from ()
         return self.content
+
+
+class ModelCalls(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Counts the times the run went to the model's hooks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.before_model_calls = 0
+
+    @override
+    def before_model(self, state: AgentState[Any], runtime: Any) -> None:
+        self.before_model_calls += 1
+
+    @override
+    async def abefore_model(self, state: AgentState[Any], runtime: Any) -> None:
+        self.before_model_calls += 1

@@ -66,6 +66,7 @@ from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import Repeat, ScriptedChatModel
 from tests._agents import (
     PATHS,
+    ModelCalls,
     Path,
     agent_of,
     call,
@@ -759,22 +760,6 @@ def test_two_middleware_taking_different_tools_each_answer_their_own_malformed_c
         "cut-2": "outer: send it again",
     }
     assert result["messages"][-1].text == "done"
-
-
-class ModelCalls(AgentMiddleware[AgentState[Any], Any, Any]):
-    """Counts the times the run went to the model's hooks."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.before_model_calls = 0
-
-    @override
-    def before_model(self, state: AgentState[Any], runtime: Any) -> None:
-        self.before_model_calls += 1
-
-    @override
-    async def abefore_model(self, state: AgentState[Any], runtime: Any) -> None:
-        self.before_model_calls += 1
 
 
 def test_a_stop_beside_a_reply_sent_back_ends_the_run_without_another_model_call(

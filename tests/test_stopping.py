@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
@@ -29,7 +28,7 @@ from _langchain_tool_errors.stopping import keep_cause, raised, stopped_answer
 from langchain_tool_errors import ErrorBudget, ToolErrorBudgetExceeded, ToolErrorMiddleware
 from langchain_tool_errors.handlers import report_type_only
 from langchain_tool_errors.testing import ScriptedChatModel
-from tests._agents import Agent, Path, Sent, call, failing_tool, rerun, run
+from tests._agents import Agent, ModelCalls, Path, Sent, call, failing_tool, rerun, run
 from tests._savers import Watching
 
 ERROR = LookupError("no such city")
@@ -289,22 +288,6 @@ def test_a_malformed_call_that_stops_the_run_answers_every_call_of_its_reply(pat
     run(agent, path, {"messages": [HumanMessage("and now?")]}, CONFIG)
 
     assert answers(sent.conversation) == dict.fromkeys(["ok0", "m0", "m1", "m2", "ok1"], 1)
-
-
-class ModelCalls(AgentMiddleware[AgentState[Any], Any, Any]):
-    """Counts the times the run went to the model's hooks."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.before_model_calls = 0
-
-    @override
-    def before_model(self, state: AgentState[Any], runtime: Any) -> None:
-        self.before_model_calls += 1
-
-    @override
-    async def abefore_model(self, state: AgentState[Any], runtime: Any) -> None:
-        self.before_model_calls += 1
 
 
 def test_a_reply_of_only_malformed_calls_that_stops_the_run_ends_it_there(path: Path) -> None:
